@@ -46,6 +46,7 @@ class Col:
     required: bool = False
     codes: tuple[str, ...] | None = None
     check: str | None = None  # extra CHECK expression on this column, SQL
+    references: str | None = None  # foreign key to a reference table, "schema.table.column"
 
     @property
     def ref_layer(self) -> str | None:
@@ -327,7 +328,8 @@ LAYERS: tuple[Layer, ...] = (
         "Proposed land cover (TR-55 cover classes).",
         (
             _permit(),
-            Col("cover_class", "text", "TR-55 cover class (see core.tr55_cover).", True),
+            Col("cover_class", "text", "TR-55 cover class (see core.tr55_cover).", True,
+                references="core.tr55_cover.cover_class"),
         ),
     ),
     Layer(

@@ -1,0 +1,22 @@
+-- 001_roles: the application's group roles (cluster-wide, created once per cluster).
+--   rulem_etl         writes layers through ingest and merge functions, and derived tables
+--   rulem_staff       reads the published views (schema pub) and nothing else
+--   rulem_gis         reads the published layers (schema pub) and nothing else
+--   rulem_restricted  reads restricted layers (3(d) species records)
+-- The migrating role (the owner) needs CREATEROLE to create them; on a managed server a DBA
+-- creates them once with the statements below (docs/operations.md).
+DO $$
+DECLARE
+  r text;
+BEGIN
+  FOREACH r IN ARRAY ARRAY['rulem_etl', 'rulem_staff', 'rulem_gis', 'rulem_restricted'] LOOP
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
+      BEGIN
+        EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+      EXCEPTION WHEN insufficient_privilege THEN
+        RAISE EXCEPTION 'role % does not exist and % may not create it', r, current_user
+          USING HINT = 'A DBA runs: CREATE ROLE ' || r || ' NOLOGIN;';
+      END;
+    END IF;
+  END LOOP;
+END $$;
