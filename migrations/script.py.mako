@@ -6,7 +6,7 @@ Create Date: ${create_date}
 """
 from collections.abc import Sequence
 
-import geoalchemy2
+import geoalchemy2  # noqa: F401
 import sqlalchemy as sa
 from alembic import context, op
 ${imports if imports else ""}

@@ -290,4 +290,9 @@ def build_metadata(srid: int = DEFAULT_SRID) -> sa.MetaData:
     _ops_tables(md)
     for layer in LAYERS:
         _layer_table(md, layer, srid)
+    # Derived tables, each concern in its own module (and its own migration revision).
+    from rulem_db import tables_checks, tables_ingest, tables_ledger, tables_runs
+
+    for module in (tables_ingest, tables_ledger, tables_checks, tables_runs):
+        module.define(md, srid)
     return md

@@ -1,0 +1,24 @@
+"""Ingest bookkeeping.
+
+Revision ID: 0002
+Revises: 0001
+Create Date: 2026-11-29
+"""
+from collections.abc import Sequence
+
+import geoalchemy2  # noqa: F401
+import sqlalchemy as sa  # noqa: F401
+from alembic import context, op  # noqa: F401
+
+revision: str = "0002"
+down_revision: str | None = "0001"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    SRID: int = context.config.attributes["srid"]  # noqa: F841  (the working CRS)
+
+
+def downgrade() -> None:
+    pass

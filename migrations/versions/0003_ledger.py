@@ -1,0 +1,24 @@
+"""Ledger tables.
+
+Revision ID: 0003
+Revises: 0002
+Create Date: 2026-11-29
+"""
+from collections.abc import Sequence
+
+import geoalchemy2  # noqa: F401
+import sqlalchemy as sa  # noqa: F401
+from alembic import context, op  # noqa: F401
+
+revision: str = "0003"
+down_revision: str | None = "0002"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    SRID: int = context.config.attributes["srid"]  # noqa: F841  (the working CRS)
+
+
+def downgrade() -> None:
+    pass

@@ -1,0 +1,103 @@
+"""`rulem-db db init|migrate|status|start|stop`: the database itself."""
+
+from __future__ import annotations
+
+import argparse
+
+import sqlalchemy as sa
+
+from rulem_db import config
+from rulem_db import db as dbmod
+from rulem_db.output import add_format_option, emit
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("db", help="create, migrate, start, stop and inspect the database")
+    dsub = p.add_subparsers(dest="db_command", metavar="ACTION", required=True)
+
+    init = dsub.add_parser("init", help="create or migrate the schema (idempotent)")
+    init.add_argument("--srid", type=int, default=None,
+                      help="working CRS as an EPSG code, fixed at first init (default 26915)")
+    init.add_argument("--plan-area", default=dbmod.DEMO_PLAN_AREA[0],
+                      help="code of the plan area to register (default: %(default)s)")
+    init.add_argument("--plan-name", default=dbmod.DEMO_PLAN_AREA[1], help="its name")
+    init.set_defaults(func=_init)
+
+    mig = dsub.add_parser("migrate", help="bring the schema and SQL functions up to date")
+    mig.set_defaults(func=_migrate)
+
+    st = dsub.add_parser("status", help="where the database is and what it holds")
+    add_format_option(st)
+    st.set_defaults(func=_status)
+    dsub.add_parser("start", help="start the embedded cluster").set_defaults(func=_start)
+    dsub.add_parser("stop", help="stop the embedded cluster").set_defaults(func=_stop)
+
+
+def _init(args: argparse.Namespace) -> int:
+    url = config.database_url(args.db)
+    dbmod.migrate(url, srid=args.srid, plan_area=(args.plan_area, args.plan_name))
+    with dbmod.connect(url) as conn:
+        srid = conn.execute(sa.text("SELECT ops.working_srid()")).scalar()
+    print(f"database ready: {config.redact(url)} (working CRS EPSG:{srid}, "
+          f"plan area {args.plan_area})")
+    return 0
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    url = config.database_url(args.db)
+    dbmod.migrate(url)
+    print(f"schema up to date: {config.redact(url)}")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    rows: list[tuple[str, object]] = []
+    if not (args.db or _env_url()):
+        from rulem_db import cluster
+
+        for key, value in cluster.status().items():
+            rows.append((f"embedded.{key}", value))
+    try:
+        url = config.database_url(args.db)
+        with dbmod.connect(url) as conn:
+            rows.append(("url", config.redact(url)))
+            rows.append(("server", conn.execute(sa.text("SHOW server_version")).scalar()))
+            rows.append(("postgis", conn.execute(sa.text(
+                "SELECT extversion FROM pg_extension WHERE extname = 'postgis'")).scalar()))
+            initialised = conn.execute(sa.text("SELECT to_regclass('ops.setting')")).scalar()
+            if initialised:
+                rows.append(("schema_revision", conn.execute(sa.text(
+                    "SELECT version_num FROM ops.alembic_version")).scalar()))
+                rows.append(("working_srid", conn.execute(sa.text(
+                    "SELECT ops.working_srid()")).scalar()))
+                for code, name in conn.execute(sa.text(
+                        "SELECT code, name FROM core.plan_area ORDER BY plan_area_id")):
+                    rows.append((f"plan_area.{code}", name))
+            else:
+                rows.append(("schema", "not initialised: run rulem-db db init"))
+    except Exception as exc:  # status reports, it does not fail on a stopped server
+        rows.append(("error", " ".join(str(exc).split())))
+    emit(("item", "value"), rows, args.format)
+    return 0
+
+
+def _env_url() -> str | None:
+    import os
+
+    return os.environ.get("RULEM_DATABASE_URL")
+
+
+def _start(args: argparse.Namespace) -> int:
+    from rulem_db import cluster
+
+    emb = cluster.ensure_embedded(progress=print)  # creates it on first use
+    print(f"embedded cluster running on {emb.host}:{emb.port}, database {emb.database}")
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    from rulem_db import cluster
+
+    cluster.stop()
+    print("embedded cluster stopped")
+    return 0
