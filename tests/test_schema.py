@@ -33,9 +33,14 @@ def test_migrations_up_check_down_up(empty_db_url: str) -> None:
         with eng.begin() as conn:
             cfg = db.alembic_config(conn)
             command.check(cfg)  # raises when the models and the database differ
+            version = sa.text("SELECT version_num FROM ops.alembic_version")
+            head = conn.execute(version).scalar()
             command.downgrade(cfg, "-1")
+            assert conn.execute(version).scalar() != head
+            command.downgrade(cfg, "base")  # every revision's downgrade runs
             assert conn.execute(sa.text("SELECT to_regclass('core.parcel')")).scalar() is None
             command.upgrade(cfg, "head")
+            assert conn.execute(version).scalar() == head
             command.check(cfg)
             assert conn.execute(sa.text("SELECT to_regclass('pub.parcel')")).scalar() is not None
     finally:
