@@ -9,7 +9,7 @@ Every layer table follows one pattern (see `docs/design.md`):
   a foreign key to `core.feature`, the registry of natural keys;
 - `valid_from` / `valid_to` bound the version in transaction time: a change closes the old
   version and opens a new one (triggers in `sql/010_versioning.sql`), nothing is deleted, and
-  the exclusion constraint proves that no two versions of a feature overlap;
+  a unique constraint keeps one current version per feature;
 - `batch_id`, `source_fid`, `source_attributes` record where the feature came from.
 """
 
@@ -259,15 +259,12 @@ def _layer_table(md: sa.MetaData, layer: Layer, srid: int) -> sa.Table:
         sa.Column("closed_batch_id", sa.BigInteger, sa.ForeignKey("ops.batch.batch_id"),
                   comment="Ingest batch that closed this version."),
         sa.CheckConstraint("valid_to IS NULL OR valid_to >= valid_from", name="valid_period"),
-        sa.Index(f"ix_{name}_current", layer.id_column,
-                 postgresql_where=sa.text("valid_to IS NULL")),
-        # No two versions of one feature overlap in time. Deferred, so that the versioning
-        # trigger may open the new version before the statement closes the old one.
-        pg.ExcludeConstraint(
-            (sa.column(layer.id_column), "="),
-            (sa.text("tstzrange(valid_from, valid_to)"), "&&"),
-            using="gist", name=f"ex_{name}_one_version", deferrable=True,
-            initially="DEFERRED"),
+        # At most one current version per feature (NULLs not distinct: two open versions of
+        # one feature collide), and closed versions never share a close time. Deferred, so the
+        # versioning trigger may open the new version before the statement closes the old one.
+        sa.UniqueConstraint(layer.id_column, "valid_to", name=f"uq_{name}_version",
+                            postgresql_nulls_not_distinct=True, deferrable=True,
+                            initially="DEFERRED"),
         sa.Index(f"ix_{name}_history", "plan_area_id", layer.id_column, "valid_from"),
     ]
     for c in layer.columns:

@@ -302,3 +302,10 @@ def test_version_columns_are_the_same_on_every_layer(engine: sa.Engine) -> None:
                 "SELECT column_name FROM information_schema.columns "
                 "WHERE table_schema = 'core' AND table_name = :t"), {"t": layer.name}).scalars())
             assert set(VERSION_COLUMNS) <= cols, layer.name
+
+
+def test_a_feature_never_has_two_current_versions(engine: sa.Engine) -> None:
+    with engine.begin() as conn:
+        pid = _insert_parcel(conn)
+    _refused(engine, f"INSERT INTO core.parcel (parcel_id, plan_area_id, pin, pin_normalized, "
+             f"geom) VALUES ({pid}, 1, 'twin', 'twin', {SQUARE})", "uq_parcel_version")

@@ -158,7 +158,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('bmp_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_bmp_one_version'),
+    sa.UniqueConstraint('bmp_id', 'valid_to', name=op.f('uq_bmp_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("kind IN ('infiltration', 'pretreatment', 'biofiltration', 'wet_pond')", name=op.f('ck_bmp_kind_code')),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_bmp_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_bmp_valid_period')),
@@ -174,7 +174,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('bmp', 'Stormwater best management practices.', schema='core')
-    op.create_index('ix_bmp_current', 'bmp', ['bmp_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_bmp_geom', 'bmp', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_bmp_history', 'bmp', ['plan_area_id', 'bmp_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_bmp_permit_id', 'bmp', ['permit_id'], unique=False, schema='core')
@@ -195,7 +194,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('buffer_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_buffer_one_version'),
+    sa.UniqueConstraint('buffer_id', 'valid_to', name=op.f('uq_buffer_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_buffer_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_buffer_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_buffer_batch_id')),
@@ -208,7 +207,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('buffer', 'Declared vegetated buffers.', schema='core')
-    op.create_index('ix_buffer_current', 'buffer', ['buffer_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_buffer_geom', 'buffer', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_buffer_history', 'buffer', ['plan_area_id', 'buffer_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_buffer_permit_id', 'buffer', ['permit_id'], unique=False, schema='core')
@@ -227,7 +225,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('buffer_marker_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_buffer_marker_one_version'),
+    sa.UniqueConstraint('buffer_marker_id', 'valid_to', name=op.f('uq_buffer_marker_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("marker_type IN ('free_standing', 'flush', 'breakaway')", name=op.f('ck_buffer_marker_marker_type_code')),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_buffer_marker_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_buffer_marker_valid_period')),
@@ -241,7 +239,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('buffer_marker', "Buffer monuments at the buffer's upland edge.", schema='core')
-    op.create_index('ix_buffer_marker_current', 'buffer_marker', ['buffer_marker_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_buffer_marker_geom', 'buffer_marker', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_buffer_marker_history', 'buffer_marker', ['plan_area_id', 'buffer_marker_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_buffer_marker_permit_id', 'buffer_marker', ['permit_id'], unique=False, schema='core')
@@ -259,7 +256,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('central_wetland_seed_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_central_wetland_seed_one_version'),
+    sa.UniqueConstraint('central_wetland_seed_id', 'valid_to', name=op.f('uq_central_wetland_seed_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_central_wetland_seed_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_central_wetland_seed_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_central_wetland_seed_batch_id')),
@@ -271,7 +268,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('central_wetland_seed', "The CWMP's central wetland complex as mapped; wetland connected to it is 'central'.", schema='core')
-    op.create_index('ix_central_wetland_seed_current', 'central_wetland_seed', ['central_wetland_seed_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_central_wetland_seed_geom', 'central_wetland_seed', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_central_wetland_seed_history', 'central_wetland_seed', ['plan_area_id', 'central_wetland_seed_id', 'valid_from'], unique=False, schema='core')
     op.create_table('credit_transfer',
@@ -290,7 +286,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('credit_transfer_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_credit_transfer_one_version'),
+    sa.UniqueConstraint('credit_transfer_id', 'valid_to', name=op.f('uq_credit_transfer_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('acres > 0', name=op.f('ck_credit_transfer_acres_check')),
     sa.CheckConstraint('from_permit_id <> to_permit_id', name=op.f('ck_credit_transfer_distinct_permits')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_credit_transfer_valid_period')),
@@ -304,7 +300,6 @@ def upgrade() -> None:
     schema='core',
     comment='Replacement credit moved from one permit to another (area basis).'
     )
-    op.create_index('ix_credit_transfer_current', 'credit_transfer', ['credit_transfer_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_index('ix_credit_transfer_from_permit_id', 'credit_transfer', ['from_permit_id'], unique=False, schema='core')
     op.create_index('ix_credit_transfer_history', 'credit_transfer', ['plan_area_id', 'credit_transfer_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_credit_transfer_to_permit_id', 'credit_transfer', ['to_permit_id'], unique=False, schema='core')
@@ -323,7 +318,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('cwmp_area_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_cwmp_area_one_version'),
+    sa.UniqueConstraint('cwmp_area_id', 'valid_to', name=op.f('uq_cwmp_area_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_cwmp_area_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_cwmp_area_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_cwmp_area_batch_id')),
@@ -335,7 +330,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('cwmp_area', 'The plan area (CWMP area) boundary that Rule M regulates.', schema='core')
-    op.create_index('ix_cwmp_area_current', 'cwmp_area', ['cwmp_area_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_cwmp_area_geom', 'cwmp_area', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_cwmp_area_history', 'cwmp_area', ['plan_area_id', 'cwmp_area_id', 'valid_from'], unique=False, schema='core')
     op.create_table('declaration',
@@ -355,7 +349,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('declaration_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_declaration_one_version'),
+    sa.UniqueConstraint('declaration_id', 'valid_to', name=op.f('uq_declaration_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("kind IN ('buffer', 'fertilizer_snow', 'buffer_restoration_3yr')", name=op.f('ck_declaration_kind_code')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_declaration_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_declaration_batch_id')),
@@ -367,7 +361,6 @@ def upgrade() -> None:
     schema='core',
     comment='Recorded declarations the rule requires.'
     )
-    op.create_index('ix_declaration_current', 'declaration', ['declaration_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_index('ix_declaration_history', 'declaration', ['plan_area_id', 'declaration_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_declaration_permit_id', 'declaration', ['permit_id'], unique=False, schema='core')
     op.create_geospatial_table('delineation',
@@ -396,7 +389,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('delineation_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_delineation_one_version'),
+    sa.UniqueConstraint('delineation_id', 'valid_to', name=op.f('uq_delineation_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("status <> 'approved' OR approved_on IS NOT NULL", name=op.f('ck_delineation_approved_has_date')),
     sa.CheckConstraint("status <> 'rejected' OR rejected_on IS NOT NULL", name=op.f('ck_delineation_rejected_has_date')),
     sa.CheckConstraint("status IN ('submitted', 'tep_reviewed', 'approved', 'rejected')", name=op.f('ck_delineation_status_code')),
@@ -412,7 +405,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('delineation', 'A wetland delineation: its study area, its provenance and its review status. A status change (TEP review, approval, rejection) is a new version.', schema='core')
-    op.create_index('ix_delineation_current', 'delineation', ['delineation_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_delineation_geom', 'delineation', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_delineation_history', 'delineation', ['plan_area_id', 'delineation_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_delineation_permit_id', 'delineation', ['permit_id'], unique=False, schema='core')
@@ -434,7 +426,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('ditch_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_ditch_one_version'),
+    sa.UniqueConstraint('ditch_id', 'valid_to', name=op.f('uq_ditch_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("status IN ('active', 'partially_abandoned', 'abandoned')", name=op.f('ck_ditch_status_code')),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_ditch_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_ditch_valid_period')),
@@ -448,7 +440,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('ditch', 'Ditches found by the on-site determination; lines that connect wetland to the central complex.', schema='core')
-    op.create_index('ix_ditch_current', 'ditch', ['ditch_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_ditch_geom', 'ditch', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_ditch_history', 'ditch', ['plan_area_id', 'ditch_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_ditch_permit_id', 'ditch', ['permit_id'], unique=False, schema='core')
@@ -469,7 +460,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('easement_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_easement_one_version'),
+    sa.UniqueConstraint('easement_id', 'valid_to', name=op.f('uq_easement_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_easement_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_easement_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_easement_batch_id')),
@@ -482,7 +473,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('easement', 'Recorded easements to the District.', schema='core')
-    op.create_index('ix_easement_current', 'easement', ['easement_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_easement_geom', 'easement', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_easement_history', 'easement', ['plan_area_id', 'easement_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_easement_permit_id', 'easement', ['permit_id'], unique=False, schema='core')
@@ -501,7 +491,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('figure5_area_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_figure5_area_one_version'),
+    sa.UniqueConstraint('figure5_area_id', 'valid_to', name=op.f('uq_figure5_area_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("planned_type IN ('1', '2', '3', '4', '5', '6', '7', '8')", name=op.f('ck_figure5_area_planned_type_code')),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_figure5_area_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_figure5_area_valid_period')),
@@ -514,7 +504,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('figure5_area', 'Planned replacement zones of CWMP Map Figure 5.', schema='core')
-    op.create_index('ix_figure5_area_current', 'figure5_area', ['figure5_area_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_figure5_area_geom', 'figure5_area', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_figure5_area_history', 'figure5_area', ['plan_area_id', 'figure5_area_id', 'valid_from'], unique=False, schema='core')
     op.create_table('functional_assessment',
@@ -533,7 +522,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('functional_assessment_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_functional_assessment_one_version'),
+    sa.UniqueConstraint('functional_assessment_id', 'valid_to', name=op.f('uq_functional_assessment_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_functional_assessment_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_functional_assessment_batch_id')),
     sa.ForeignKeyConstraint(['closed_batch_id'], ['ops.batch.batch_id'], name=op.f('fk_functional_assessment_closed_batch_id')),
@@ -544,7 +533,6 @@ def upgrade() -> None:
     schema='core',
     comment='Functional assessment of a wetland (MnRAM or another approved method).'
     )
-    op.create_index('ix_functional_assessment_current', 'functional_assessment', ['functional_assessment_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_index('ix_functional_assessment_history', 'functional_assessment', ['plan_area_id', 'functional_assessment_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_functional_assessment_wetland_id', 'functional_assessment', ['wetland_id'], unique=False, schema='core')
     op.create_geospatial_table('grading',
@@ -562,7 +550,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('grading_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_grading_one_version'),
+    sa.UniqueConstraint('grading_id', 'valid_to', name=op.f('uq_grading_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_grading_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_grading_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_grading_batch_id')),
@@ -575,7 +563,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('grading', 'Grading with motorized equipment.', schema='core')
-    op.create_index('ix_grading_current', 'grading', ['grading_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_grading_geom', 'grading', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_grading_history', 'grading', ['plan_area_id', 'grading_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_grading_permit_id', 'grading', ['permit_id'], unique=False, schema='core')
@@ -596,7 +583,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('heritage_area_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_heritage_area_one_version'),
+    sa.UniqueConstraint('heritage_area_id', 'valid_to', name=op.f('uq_heritage_area_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("community_kind IN ('wetland', 'upland')", name=op.f('ck_heritage_area_community_kind_code')),
     sa.CheckConstraint("rank IN ('A', 'AB', 'B', 'BC', 'C', 'CD', 'D', 'unranked')", name=op.f('ck_heritage_area_rank_code')),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_heritage_area_geom_valid')),
@@ -610,7 +597,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('heritage_area', 'Natural Heritage ranked plant communities (CWMP Map 1).', schema='core')
-    op.create_index('ix_heritage_area_current', 'heritage_area', ['heritage_area_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_heritage_area_geom', 'heritage_area', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_heritage_area_history', 'heritage_area', ['plan_area_id', 'heritage_area_id', 'valid_from'], unique=False, schema='core')
     op.create_table('hydroperiod',
@@ -631,7 +617,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('hydroperiod_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_hydroperiod_one_version'),
+    sa.UniqueConstraint('hydroperiod_id', 'valid_to', name=op.f('uq_hydroperiod_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_hydroperiod_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_hydroperiod_batch_id')),
     sa.ForeignKeyConstraint(['closed_batch_id'], ['ops.batch.batch_id'], name=op.f('fk_hydroperiod_closed_batch_id')),
@@ -643,7 +629,6 @@ def upgrade() -> None:
     schema='core',
     comment='Modelled 10-year bounce and inundation period of a receiving wetland.'
     )
-    op.create_index('ix_hydroperiod_current', 'hydroperiod', ['hydroperiod_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_index('ix_hydroperiod_history', 'hydroperiod', ['plan_area_id', 'hydroperiod_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_hydroperiod_permit_id', 'hydroperiod', ['permit_id'], unique=False, schema='core')
     op.create_index('ix_hydroperiod_wetland_id', 'hydroperiod', ['wetland_id'], unique=False, schema='core')
@@ -662,7 +647,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('impact_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_impact_one_version'),
+    sa.UniqueConstraint('impact_id', 'valid_to', name=op.f('uq_impact_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("kind IN ('fill', 'excavate', 'drain_full', 'drain_partial')", name=op.f('ck_impact_kind_code')),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_impact_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_impact_valid_period')),
@@ -676,7 +661,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('impact', 'Wetland impacts: fill, excavation, full or partial drainage.', schema='core')
-    op.create_index('ix_impact_current', 'impact', ['impact_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_impact_geom', 'impact', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_impact_history', 'impact', ['plan_area_id', 'impact_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_impact_permit_id', 'impact', ['permit_id'], unique=False, schema='core')
@@ -695,7 +679,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('impervious_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_impervious_one_version'),
+    sa.UniqueConstraint('impervious_id', 'valid_to', name=op.f('uq_impervious_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("condition IN ('existing', 'proposed')", name=op.f('ck_impervious_condition_code')),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_impervious_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_impervious_valid_period')),
@@ -709,7 +693,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('impervious', 'Impervious surface, existing or proposed.', schema='core')
-    op.create_index('ix_impervious_current', 'impervious', ['impervious_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_impervious_geom', 'impervious', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_impervious_history', 'impervious', ['plan_area_id', 'impervious_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_impervious_permit_id', 'impervious', ['permit_id'], unique=False, schema='core')
@@ -728,7 +711,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('land_cover_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_land_cover_one_version'),
+    sa.UniqueConstraint('land_cover_id', 'valid_to', name=op.f('uq_land_cover_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_land_cover_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_land_cover_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_land_cover_batch_id')),
@@ -742,7 +725,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('land_cover', 'Proposed land cover (TR-55 cover classes).', schema='core')
-    op.create_index('ix_land_cover_current', 'land_cover', ['land_cover_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_land_cover_geom', 'land_cover', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_land_cover_history', 'land_cover', ['plan_area_id', 'land_cover_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_land_cover_permit_id', 'land_cover', ['permit_id'], unique=False, schema='core')
@@ -761,7 +743,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('parcel_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_parcel_one_version'),
+    sa.UniqueConstraint('parcel_id', 'valid_to', name=op.f('uq_parcel_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_parcel_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_parcel_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_parcel_batch_id')),
@@ -773,7 +755,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('parcel', 'County tax parcels. A parcel refresh opens versions only for parcels that changed.', schema='core')
-    op.create_index('ix_parcel_current', 'parcel', ['parcel_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_parcel_geom', 'parcel', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_parcel_history', 'parcel', ['plan_area_id', 'parcel_id', 'valid_from'], unique=False, schema='core')
     op.create_table('permit',
@@ -801,7 +782,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('permit_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_permit_one_version'),
+    sa.UniqueConstraint('permit_id', 'valid_to', name=op.f('uq_permit_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("permit_no ~ '^[0-9]{2}-[0-9]{3,4}$'", name=op.f('ck_permit_permit_no_check')),
     sa.CheckConstraint("status IN ('applied', 'under_review', 'approved', 'denied', 'withdrawn', 'expired')", name=op.f('ck_permit_status_code')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_permit_valid_period')),
@@ -813,7 +794,6 @@ def upgrade() -> None:
     schema='core',
     comment='Rule M permits and applications.'
     )
-    op.create_index('ix_permit_current', 'permit', ['permit_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_index('ix_permit_history', 'permit', ['plan_area_id', 'permit_id', 'valid_from'], unique=False, schema='core')
     op.create_geospatial_table('replacement',
     sa.Column('version_id', sa.BigInteger(), sa.Identity(always=False), nullable=False, comment='Id of this version of the feature.'),
@@ -833,7 +813,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('replacement_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_replacement_one_version'),
+    sa.UniqueConstraint('replacement_id', 'valid_to', name=op.f('uq_replacement_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("component IN ('wetland', 'upland')", name=op.f('ck_replacement_component_code')),
     sa.CheckConstraint("status IN ('proposed', 'constructed', 'certified')", name=op.f('ck_replacement_status_code')),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_replacement_geom_valid')),
@@ -849,7 +829,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('replacement', 'Replacement areas: new wetland (credit) and upland included in the replacement area.', schema='core')
-    op.create_index('ix_replacement_current', 'replacement', ['replacement_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_replacement_geom', 'replacement', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_replacement_history', 'replacement', ['plan_area_id', 'replacement_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_replacement_permit_id', 'replacement', ['permit_id'], unique=False, schema='core')
@@ -871,7 +850,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('soil_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_soil_one_version'),
+    sa.UniqueConstraint('soil_id', 'valid_to', name=op.f('uq_soil_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("hydrologic_soil_group IN ('A', 'B', 'C', 'D', 'A/D', 'B/D', 'C/D')", name=op.f('ck_soil_hydrologic_soil_group_code')),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_soil_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_soil_valid_period')),
@@ -884,7 +863,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('soil', 'Soil map units with hydrologic soil group.', schema='core')
-    op.create_index('ix_soil_current', 'soil', ['soil_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_soil_geom', 'soil', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_soil_history', 'soil', ['plan_area_id', 'soil_id', 'valid_from'], unique=False, schema='core')
     op.create_geospatial_table('species_record',
@@ -904,7 +882,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('species_record_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_species_record_one_version'),
+    sa.UniqueConstraint('species_record_id', 'valid_to', name=op.f('uq_species_record_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_species_record_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_species_record_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_species_record_batch_id')),
@@ -917,7 +895,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('species_record', 'Protected plant or animal species observations (restricted: not published).', schema='core')
-    op.create_index('ix_species_record_current', 'species_record', ['species_record_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_species_record_geom', 'species_record', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_species_record_history', 'species_record', ['plan_area_id', 'species_record_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_species_record_permit_id', 'species_record', ['permit_id'], unique=False, schema='core')
@@ -938,7 +915,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('structure_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_structure_one_version'),
+    sa.UniqueConstraint('structure_id', 'valid_to', name=op.f('uq_structure_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("buffer_exception IN ('none', 'suspended_6fi', 'public_utility_6fii')", name=op.f('ck_structure_buffer_exception_code')),
     sa.CheckConstraint("kind IN ('road', 'utility', 'passive_recreation', 'education', 'other')", name=op.f('ck_structure_kind_code')),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_structure_geom_valid')),
@@ -953,7 +930,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('structure', 'Roads, utilities and other structures.', schema='core')
-    op.create_index('ix_structure_current', 'structure', ['structure_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_structure_geom', 'structure', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_structure_history', 'structure', ['plan_area_id', 'structure_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_structure_permit_id', 'structure', ['permit_id'], unique=False, schema='core')
@@ -973,7 +949,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('subwatershed_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_subwatershed_one_version'),
+    sa.UniqueConstraint('subwatershed_id', 'valid_to', name=op.f('uq_subwatershed_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_subwatershed_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_subwatershed_valid_period')),
     sa.ForeignKeyConstraint(['batch_id'], ['ops.batch.batch_id'], name=op.f('fk_subwatershed_batch_id')),
@@ -987,7 +963,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('subwatershed', "Subwatersheds of a permit's site, each draining to a receiving wetland.", schema='core')
-    op.create_index('ix_subwatershed_current', 'subwatershed', ['subwatershed_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_subwatershed_geom', 'subwatershed', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_subwatershed_history', 'subwatershed', ['plan_area_id', 'subwatershed_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_subwatershed_permit_id', 'subwatershed', ['permit_id'], unique=False, schema='core')
@@ -1007,7 +982,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('trail_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_trail_one_version'),
+    sa.UniqueConstraint('trail_id', 'valid_to', name=op.f('uq_trail_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint('ST_IsValid(geom) AND NOT ST_IsEmpty(geom)', name=op.f('ck_trail_geom_valid')),
     sa.CheckConstraint('valid_to IS NULL OR valid_to >= valid_from', name=op.f('ck_trail_valid_period')),
     sa.CheckConstraint('width_ft > 0', name=op.f('ck_trail_width_ft_check')),
@@ -1021,7 +996,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('trail', 'Non-motorized trails enclosed by a buffer; they do not count toward buffer width.', schema='core')
-    op.create_index('ix_trail_current', 'trail', ['trail_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_geospatial_index('ix_trail_geom', 'trail', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_trail_history', 'trail', ['plan_area_id', 'trail_id', 'valid_from'], unique=False, schema='core')
     op.create_index('ix_trail_permit_id', 'trail', ['permit_id'], unique=False, schema='core')
@@ -1045,7 +1019,7 @@ def upgrade() -> None:
     sa.Column('valid_to', sa.DateTime(timezone=True), nullable=True, comment='Version valid until (exclusive); NULL while current.'),
     sa.Column('closed_by', sa.Text(), nullable=True, comment='Database user that closed this version.'),
     sa.Column('closed_batch_id', sa.BigInteger(), nullable=True, comment='Ingest batch that closed this version.'),
-    postgresql.ExcludeConstraint((sa.column('wetland_id'), '='), (sa.text('tstzrange(valid_from, valid_to)'), '&&'), deferrable=True, initially='DEFERRED', using='gist', name='ex_wetland_one_version'),
+    sa.UniqueConstraint('wetland_id', 'valid_to', name=op.f('uq_wetland_version'), postgresql_nulls_not_distinct=True, deferrable=True, initially='DEFERRED'),
     sa.CheckConstraint("circular39_type IN ('1', '2', '3', '4', '5', '6', '7', '8')", name=op.f('ck_wetland_circular39_type_code')),
     sa.CheckConstraint("post_cwmp_type IN ('1', '2', '3', '4', '5', '6', '7', '8')", name=op.f('ck_wetland_post_cwmp_type_code')),
     sa.CheckConstraint("susceptibility_class IN ('high', 'moderate', 'slight', 'least')", name=op.f('ck_wetland_susceptibility_class_code')),
@@ -1061,7 +1035,6 @@ def upgrade() -> None:
     )
     # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
     op.create_table_comment('wetland', 'Delineated wetland polygons, each belonging to one delineation.', schema='core')
-    op.create_index('ix_wetland_current', 'wetland', ['wetland_id'], unique=False, schema='core', postgresql_where=sa.text('valid_to IS NULL'))
     op.create_index('ix_wetland_delineation_id', 'wetland', ['delineation_id'], unique=False, schema='core')
     op.create_geospatial_index('ix_wetland_geom', 'wetland', ['geom'], unique=False, schema='core', postgresql_using='gist', postgresql_ops={})
     op.create_index('ix_wetland_history', 'wetland', ['plan_area_id', 'wetland_id', 'valid_from'], unique=False, schema='core')
