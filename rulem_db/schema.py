@@ -288,8 +288,14 @@ def build_metadata(srid: int = DEFAULT_SRID) -> sa.MetaData:
     for layer in LAYERS:
         _layer_table(md, layer, srid)
     # Derived tables, each concern in its own module (and its own migration revision).
-    from rulem_db import tables_checks, tables_ingest, tables_ledger, tables_runs
+    from rulem_db import (
+        tables_checks,
+        tables_ingest,
+        tables_ledger,
+        tables_publish,
+        tables_runs,
+    )
 
-    for module in (tables_ingest, tables_ledger, tables_checks, tables_runs):
+    for module in (tables_ingest, tables_ledger, tables_checks, tables_runs, tables_publish):
         module.define(md, srid)
     return md
