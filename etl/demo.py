@@ -1,0 +1,1405 @@
+"""A synthetic CWMP plan area for demos and tests: every Rule M layer, eight permits, each one
+built to exercise one case of the ledger and the checks.
+
+Why synthetic: the real ACD 53-62 permit files are not public, and a demo must hold every case
+the spec's checks distinguish (section 5 of ``../shared/design/rule-m-spec.md``) with numbers a
+person can work out by hand. So the geometry is rectangles with straight edges on a round-metre
+grid, placed in EPSG:26915 inside the real Anoka County outline (Lino Lakes area), and every
+figure in ``DEMO_CASES`` below follows from those rectangles (1 acre = 4046.8564224 m^2,
+1 ft = 0.3048 m).
+
+Determinism: the seed varies only attributes that no check reads (MnRAM ratings, recording and
+document numbers, the delineation files' SHA-256). Geometry, dates and every number in
+``DEMO_CASES`` are the same for every seed, and the same seed gives identical files (the GPKG's
+own metadata timestamps aside; compare features, not bytes).
+
+The plan area is 2,500 m x 2,000 m; local coordinates in this module are metres east and north
+of ``ORIGIN`` (its south-west corner). Layout, south to north: parcel row R1 (y 0-340), Main
+Street right of way (340-370, a gap), row R2 (370-1000), row R3 (1000-1650), row R4 (1650-2000,
+split by the Lake Drive right of way at x 1235-1265). The central wetland complex is a band
+W-001..W-004 at y 880-1120/1190 from x 200 to 2300 with ACD 53-62 along y = 990; the R2/R3 lot
+line (y = 1000) runs through it, so every band polygon straddles two parcels. W-005 touches the
+band; W-006 is central only through ACD 53-62 Lateral 1; W-010..W-019 are isolated.
+
+Permits (all approved; baseline_on is written only for 24-001, equal to its decision date,
+the others rely on the default; impact factor 1, drain_partial 0.5):
+
+====== ==== ================================================ ========= ========= ==========
+permit case what it exercises                                impact ac credit ac balance ac
+====== ==== ================================================ ========= ========= ==========
+24-001 1    clean reference: fill 100x100 m W-010, certified 2.4711    3.9537    +1.1826
+            replacement 200x80 m (+ 50x80 m upland, no                   (-0.30
+            credit), 16 m (52.49 ft) buffer incl. a 30x30 m              transferred)
+            upland island, 11 markers 50 m (164.04 ft) apart,
+            gives 0.15 ac to 24-002 and 0.15 ac to 24-008
+24-002 2    impact on R2-03 (fill 100x50 m W-011), replaced   1.2355    1.1120    +0.0264
+            on R1-04 (100x45 m, into C-ranked upland: allowed)          (+0.15 in)
+24-003 3    drain_partial of W-012 (100x100 m x 0.5); public  1.2355    1.5815    +0.3459
+            land: buffer agreement, flush markers, 8 ft trail
+24-004 4    narrow buffer: 100 m stretch 40 ft wide, mean     1.7297    2.2239    +0.4942
+            47.50 ft < 50; 12 ft trail (> 10 ft) enclosed
+24-005 5    markers: none at the x=1500 lot line, gaps of     0.7413    1.4826    +0.7413
+            328.08 ft and 492.13 ft (> 200 ft)
+24-006 6    fill 40x80 m of B-ranked W-016 (7(c)(i)); 40x100  0.7907    1.9768    +1.1861
+            m of the replacement dug into BC upland (7(c)(ii))
+24-007 7    easement misses 40x46 m (0.4547 ac) of buffer     1.1861    2.2239    +1.0378
+            and wetland; no fertilizer_snow declaration
+24-008 8    5(c) C/D biofiltration 9.3% < 20%; 5(d) bounce    0.1186    0         +0.0314
+            +0.8 ft > 0.5 (moderate); 52,313 ft^2 new                       (+0.15 in)
+            impervious; road in W-017 without a variance
+====== ==== ================================================ ========= ========= ==========
+
+Also: a District project replacement (2.9653 ac certified, no permit), a re-delineation of
+24-001's site approved 2025-09-16 (W-101, W-102: the filled W-010 is gone, the replacement
+basin is wetland; 24-001's impact and credit must not change, being measured as of 2024-04-09),
+and a submitted, never approved delineation (W-201) that the ledger must ignore.
+
+Choices that keep each case independent of how a checker reads the rule: every impact is on
+an isolated wetland (the CWMP's premise: develop upland, aggregate wetland), so the protected
+edge is the same before and after impacts; replacement basins stay at least 24 m outside the
+buffers, so transects never depend on whether replacement counts as wetland; easements cover
+all baseline wetland on the permitted parcels including impact footprints and enclosed upland,
+plus buffer and replacement areas; every permit has a ditch feature from its own on-site
+determination (3(f)) and every wetland a functional assessment (3(e)); buffers are 16 m, not
+exactly 50 ft, so float noise cannot fail a passing permit. Buffers run lot line to lot line:
+a transect taken exactly on a lot line runs along the buffer's side.
+
+Files: ``demo.gpkg`` (one layer per spatial layer), CSV for the attribute-only layers, and
+``manifest.json`` (load order). Field convention: ``feature_key`` is each feature's natural key
+(parcel: the normalized PIN; permit: permit_no; delineation: delineation_no; cwmp_area: the
+name); a ``ref:L`` column ``X_id`` is written as ``X_key`` holding the referenced feature's
+``feature_key``; text[] as ';'-joined text; jsonb as JSON text; dates as ISO text; booleans as
+true/false.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import hashlib
+import json
+import os
+import random
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import pandas as pd
+import shapely
+from shapely import affinity
+from shapely.geometry import LineString, MultiLineString, MultiPolygon, Point, Polygon, box
+from shapely.geometry.base import BaseGeometry
+from shapely.ops import unary_union
+
+from rulem_db.layers import BY_NAME, LAYERS, Col, Layer
+
+SRID = 26915
+CRS = f"EPSG:{SRID}"
+ORIGIN = (490_000.0, 5_002_000.0)  # south-west corner of the plan area, Lino Lakes, Anoka County
+PLAN_SIZE = (2500.0, 2000.0)
+PLAN_NAME = "ACD 53-62 CWMP demo area (synthetic)"
+ANOKA_CO_CODE = "003"
+COUNTY_MARGIN_M = 1000.0  # the plan area must lie at least this far inside Anoka County
+DEFAULT_SEED = 5362
+ACRE_M2 = 4046.8564224
+FT_M = 0.3048
+SQFT_PER_M2 = 1 / FT_M**2
+GPKG_NAME = "demo.gpkg"
+
+# Load order: every layer after the layers it references (manifest.json repeats it).
+LOAD_ORDER: tuple[str, ...] = (
+    "cwmp_area", "central_wetland_seed", "parcel", "soil", "heritage_area", "figure5_area",
+    "permit", "delineation", "wetland", "functional_assessment", "ditch", "impact",
+    "replacement", "credit_transfer", "buffer", "trail", "buffer_marker", "easement",
+    "declaration", "impervious", "grading", "structure", "land_cover", "subwatershed", "bmp",
+    "hydroperiod", "species_record",
+)
+
+# TR-55 Table 2-2a rows the demo's land_cover uses; core.tr55_cover must hold these codes.
+# Curve numbers for hydrologic soil groups A, B, C, D.
+TR55_COVER: dict[str, tuple[str, tuple[int, int, int, int]]] = {
+    "impervious": ("Impervious areas: paved parking lots, roofs, driveways", (98, 98, 98, 98)),
+    "open_space_good": ("Open space, good condition (grass cover > 75%)", (39, 61, 74, 80)),
+}
+BMP_DESIGN_STORM_IN = 2.8
+
+Rect = tuple[float, float, float, float]  # (min x, min y, max x, max y), local metres
+XY = tuple[float, float]
+
+# --------------------------------------------------------------------------------------------
+# The hand-checkable numbers. Areas follow from the rectangles named in the comments.
+# "fails" names the check expected to raise a finding, as "<paragraph> <short code>"; a permit
+# with no entry passes every check; "triggers" are the 2(a) reasons a permit is needed.
+# "parcels" are layout ids (R<row>-<nn>, see PARCEL_LAYOUT); "pins" and "credit_by_pin_acres"
+# (the normalized PINs, i.e. parcel feature_keys) are added below the layout. Buffer widths
+# are along the protected edge; "mean_ft" is length-weighted (a 5-ft transect mean lands
+# within 0.3 ft of it).
+# --------------------------------------------------------------------------------------------
+DEMO_CASES: dict[str, dict[str, Any]] = {
+    "24-001": {
+        "case": 1,
+        "title": "on-site replacement, everything compliant (the clean reference)",
+        "fails": (),
+        "triggers": ("2(a)(i)", "2(a)(iii)"),
+        "parcels": ("R2-01", "R2-02"),
+        "impacts": {"W-010": ("fill", 10_000.0)},  # 100 m x 100 m
+        "impact_acres": 2.4711,
+        "credit_acres": 3.9537,  # certified wetland 200 m x 80 m
+        "upland_replacement_acres": 0.9884,  # 50 m x 80 m, earns nothing (7(c)(iv))
+        "transfers_in_acres": 0.0,
+        "transfers_out_acres": 0.30,  # 0.15 to 24-002, 0.15 to 24-008
+        "balance_acres": 1.1826,
+        "credit_by_parcel_acres": {"R2-01": 0.9884, "R2-02": 2.9653},
+        # the 30 m x 30 m upland island in W-001 is buffered whole: its 120 m of edge has
+        # 30 m (98.43 ft) transects, so the mean is (500 x 16 + 120 x 30) / 620 m = 61.38 ft
+        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 61.38, "edge_m": 500.0,
+                   "island_edge_m": 120.0, "mean_without_island_ft": 52.49},
+        "island_m2": 900.0,
+        "markers": {"count": 11, "max_gap_ft": 164.04, "lot_line_crossings": 3,
+                    "unmarked_crossings": 0},
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("buffer", "fertilizer_snow"),
+        "new_impervious_sqft": 9688,  # 30 m x 30 m
+        "stormwater": {"SW-001": {"v_ab_cuft": 6979, "v_cd_cuft": 0,
+                                  "infiltration": 6400, "pretreatment": 1200}},
+        "hydroperiod": {"W-001": ("moderate", 0.3, 1.0)},  # class, bounce +ft, inundation +days
+    },
+    "24-002": {
+        "case": 2,
+        "title": "impact on one parcel, replacement on another, plus a credit transfer",
+        "fails": (),
+        "triggers": ("2(a)(i)", "2(a)(iii)"),
+        "parcels": ("R2-03", "R1-04"),
+        "impacts": {"W-011": ("fill", 5_000.0)},  # 100 m x 50 m on R2-03
+        "impact_acres": 1.2355,
+        "credit_acres": 1.1120,  # 100 m x 45 m on R1-04, in C-ranked upland (allowed)
+        "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.15,
+        "transfers_out_acres": 0.0,
+        "balance_acres": 0.0264,
+        "credit_by_parcel_acres": {"R1-04": 1.1120},
+        "heritage_c_overlap_acres": 1.1120,
+        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 250.0},
+        "markers": {"count": 6, "max_gap_ft": 164.04, "lot_line_crossings": 2,
+                    "unmarked_crossings": 0},
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("buffer", "fertilizer_snow", "buffer_restoration_3yr"),
+        "buffer_grading_m2": 720.0,  # 60 m x 12 m re-contouring inside the buffer (6(e))
+        "new_impervious_sqft": 8073,  # 30 m x 25 m (a 400 m^2 existing farmhouse is not new)
+        "stormwater": {"SW-002": {"v_ab_cuft": 3499, "v_cd_cuft": 5915,
+                                  "infiltration": 3200, "pretreatment": 500,
+                                  "biofiltration": 1500, "wet_pond": 4700}},
+        "hydroperiod": {"W-002": ("moderate", 0.3, 1.0)},
+    },
+    "24-003": {
+        "case": 3,
+        "title": "partial drainage (drain_partial) on public land",
+        "fails": (),
+        "triggers": ("2(a)(i)", "2(a)(iii)"),
+        "parcels": ("R3-08",),
+        "impacts": {"W-012": ("drain_partial", 10_000.0)},  # 100 m x 100 m, factor 0.5
+        "impact_acres": 1.2355,
+        "credit_acres": 1.5815,  # 80 m x 80 m
+        "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0,
+        "transfers_out_acres": 0.0,
+        "balance_acres": 0.3459,
+        "credit_by_parcel_acres": {"R3-08": 1.5815},
+        # 25 m buffer with an 8 ft trail 16 m out: the effective width stops at the trail
+        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 250.0,
+                   "declared_width_ft": 82.02, "trail_width_ft": 8.0},
+        "markers": {"count": 6, "max_gap_ft": 164.04, "lot_line_crossings": 2,
+                    "unmarked_crossings": 0, "type": "flush"},
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("buffer", "fertilizer_snow"),  # buffer by public-land agreement
+        "new_impervious_sqft": 8073,
+        # subwatershed on A soil with high groundwater: a C/D area (5(c)(iii)); open space on
+        # A soil yields no runoff (CN 39), so V = the parking lot's runoff
+        "stormwater": {"SW-003": {"v_ab_cuft": 0, "v_cd_cuft": 1728,
+                                  "biofiltration": 400, "wet_pond": 1500}},
+        "hydroperiod": {"W-004": ("high", 0.0, 0.0)},
+    },
+    "24-004": {
+        "case": 4,
+        "title": "narrow buffer and a trail wider than 10 ft",
+        "fails": ("6(c) buffer_avg_width", "6(f)(iv) trail_width"),
+        "triggers": ("2(a)(i)", "2(a)(iii)"),
+        "parcels": ("R2-04",),
+        "impacts": {"W-013": ("fill", 7_000.0)},  # 100 m x 70 m
+        "impact_acres": 1.7297,
+        "credit_acres": 2.2239,  # 150 m x 60 m
+        "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0,
+        "transfers_out_acres": 0.0,
+        "balance_acres": 0.4942,
+        "credit_by_parcel_acres": {"R2-04": 2.2239},
+        # x 1000-1150 (150 m): buffer 25 m with a 12 ft trail from 16 m to 19.66 m out, so the
+        # effective width is 16 m (52.49 ft); x 1150-1250 (100 m): buffer 40 ft (12.192 m).
+        # Mean (150 x 16 + 100 x 12.192) / 250 m = 14.4768 m = 47.50 ft < 50; min 40 ft >= 25.
+        # Ignoring the trail the mean would be 65.21 ft: the finding needs trail subtraction.
+        "buffer": {"width_ft": 52.49, "narrow_width_ft": 40.0, "narrow_length_m": 100.0,
+                   "min_ft": 40.0, "mean_ft": 47.50, "mean_ignoring_trail_ft": 65.21,
+                   "edge_m": 250.0, "trail_width_ft": 12.0},
+        "markers": {"count": 7, "max_gap_ft": 164.04, "lot_line_crossings": 2,
+                    "unmarked_crossings": 0},
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("buffer", "fertilizer_snow"),
+        "new_impervious_sqft": 8073,
+        "stormwater": {"SW-004": {"v_ab_cuft": 1728, "v_cd_cuft": 0,
+                                  "infiltration": 1700, "pretreatment": 300}},
+        "hydroperiod": {"W-002": ("moderate", 0.2, 1.0)},
+    },
+    "24-005": {
+        "case": 5,
+        "title": "missing buffer markers",
+        "fails": ("6(b) marker_gap", "6(b) marker_lot_line"),
+        "triggers": ("2(a)(i)", "2(a)(iii)"),
+        "parcels": ("R2-05", "R2-06"),
+        "impacts": {"W-014": ("excavate", 3_000.0)},  # 60 m x 50 m
+        "impact_acres": 0.7413,
+        "credit_acres": 1.4826,  # certified 100 m x 60 m; a constructed cell adds 1.4826
+        "constructed_acres": 1.4826,
+        "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0,
+        "transfers_out_acres": 0.0,
+        "balance_acres": 0.7413,
+        "credit_by_parcel_acres": {"R2-05": 1.4826},
+        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 500.0},
+        # markers at x 1250..1450, 1550, 1700, 1750 on the upland edge y = 864: none at the
+        # x = 1500 lot line (nearest 50 m = 164.04 ft away, tolerance 10 ft); gaps 1450-1550
+        # = 100 m = 328.08 ft and 1550-1700 = 150 m = 492.13 ft
+        "markers": {"count": 8, "max_gap_ft": 492.13, "gaps_over_200_ft": (328.08, 492.13),
+                    "lot_line_crossings": 3, "unmarked_crossings": 1,
+                    "unmarked_crossing_x_m": 1500.0},
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("buffer", "fertilizer_snow"),
+        "new_impervious_sqft": 8073,
+        "stormwater": {"SW-005": {"v_ab_cuft": 1728, "v_cd_cuft": 0,
+                                  "infiltration": 1700, "pretreatment": 300}},
+        "hydroperiod": {"W-003": ("slight", 0.5, 5.0)},
+    },
+    "24-006": {
+        "case": 6,
+        "title": "heritage: impact on a B-ranked wetland, replacement dug into BC upland",
+        "fails": ("7(c)(i) heritage_wetland_impact", "7(c)(ii) heritage_upland_excavation"),
+        "triggers": ("2(a)(i)", "2(a)(iii)"),
+        "parcels": ("R1-06",),
+        "impacts": {"W-016": ("fill", 3_200.0)},  # 40 m x 80 m, all inside HA-003 (rank B)
+        "impact_acres": 0.7907,
+        "heritage_b_impact_acres": 0.7907,
+        "replacement_wetland_acres": 2.9653,  # 120 m x 100 m
+        "heritage_bc_overlap_acres": 0.9884,  # 40 m x 100 m inside HA-001 (rank BC), no credit
+        "credit_acres": 1.9768,
+        "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0,
+        "transfers_out_acres": 0.0,
+        "balance_acres": 1.1861,
+        "credit_by_parcel_acres": {"R1-06": 1.9768},
+        "buffer": None,  # no central wetland on R1-06
+        "markers": None,
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("fertilizer_snow",),
+        "new_impervious_sqft": 8073,
+        "stormwater": {"SW-006": {"v_ab_cuft": 1728, "v_cd_cuft": 0,
+                                  "infiltration": 1700, "pretreatment": 300}},
+        "hydroperiod": {"W-016": ("high", 0.0, 0.0)},
+    },
+    "24-007": {
+        "case": 7,
+        "title": "easement gap and a missing fertilizer/snow declaration",
+        "fails": ("8 easement_coverage", "5(e) declaration_missing"),
+        "triggers": ("2(a)(i)", "2(a)(iii)"),
+        "parcels": ("R2-07",),
+        "impacts": {"W-015": ("drain_full", 4_800.0)},  # 80 m x 60 m
+        "impact_acres": 1.1861,
+        "credit_acres": 2.2239,  # certified 150 m x 60 m; a proposed cell adds 0.9884
+        "proposed_acres": 0.9884,
+        "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0,
+        "transfers_out_acres": 0.0,
+        "balance_acres": 1.0378,
+        "credit_by_parcel_acres": {"R2-07": 2.2239},
+        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 250.0},
+        "markers": {"count": 6, "max_gap_ft": 164.04, "lot_line_crossings": 2,
+                    "unmarked_crossings": 0},
+        # x 1900-1940, y 864-910: 40 m x 16 m of buffer + 40 m x 30 m of W-004 = 1840 m^2
+        "easement_uncovered_acres": 0.4547,
+        "easement_uncovered_m2": {"buffer": 640.0, "wetland": 1200.0},
+        "declarations": ("buffer",),
+        "missing_declarations": ("fertilizer_snow",),
+        "new_impervious_sqft": 8073,
+        # a 300 ft^3 roof-only rain garden needs no pretreatment; the 3,300 ft^3 basin has
+        # a 600 ft^3 forebay (<= 20% of V)
+        "stormwater": {"SW-007": {"v_ab_cuft": 3892, "v_cd_cuft": 0,
+                                  "infiltration": 3600, "pretreatment": 600}},
+        "hydroperiod": {"W-004": ("high", 0.0, 0.0)},
+    },
+    "24-008": {
+        "case": 8,
+        "title": "stormwater shortfall on D soil, bounce over the limit, road in wetland",
+        "fails": ("5(c) biofiltration_share", "5(d) bounce", "7(g) structure_in_wetland"),
+        "triggers": ("2(a)(i)", "2(a)(ii)", "2(a)(iii)"),
+        "parcels": ("R4-06",),
+        "impacts": {"W-017": ("fill", 480.0)},  # road crossing 40 m x 12 m
+        "impact_acres": 0.1186,
+        "credit_acres": 0.0,
+        "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.15,
+        "transfers_out_acres": 0.0,
+        "balance_acres": 0.0314,
+        "credit_by_parcel_acres": {},
+        "buffer": None,
+        "markers": None,
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("fertilizer_snow",),
+        # building 60 m x 50 m + access road 155 m x 12 m = 4,860 m^2
+        "new_impervious_sqft": 52313,
+        "road_in_wetland_m2": 480.0,
+        # V on D soil; biofiltration 2,000 < 20% x 21,503 = 4,301 although 2,000 + 20,500
+        # wet pond >= V
+        "stormwater": {"SW-008": {"v_ab_cuft": 0, "v_cd_cuft": 21503,
+                                  "biofiltration": 2000, "wet_pond": 20500,
+                                  "biofiltration_share": 0.093}},
+        # moderate allows +0.5 ft and +2 days: bounce 1.2 -> 2.0 ft fails, 5 -> 6 days passes
+        "hydroperiod": {"W-017": ("moderate", 0.8, 1.0)},
+    },
+}
+
+PLAN_FACTS: dict[str, Any] = {
+    "central_wetlands": ("W-001", "W-002", "W-003", "W-004", "W-005", "W-006"),
+    "ditch_connected_only": ("W-006",),
+    "isolated_wetlands": ("W-010", "W-011", "W-012", "W-013", "W-014", "W-015", "W-016",
+                          "W-017", "W-018", "W-019"),
+    "district_project_credit_acres": 2.9653,  # R-012, 150 m x 80 m on R3-04, no permit
+    "transfers": (("24-001", "24-002", 0.15), ("24-001", "24-008", 0.15)),
+    "baseline_delineation": "D-2019-01",
+    "redelineation": "D-2025-03",  # 24-001's site, approved after its decision
+    "submitted_delineation": "D-2025-07",  # never approved: W-201 must not count
+    "parcel_count": 41,
+}
+
+# --------------------------------------------------------------------------------------------
+# Layout tables (local metres).
+# --------------------------------------------------------------------------------------------
+Ring = tuple[XY, ...]
+
+
+def _r(x0: float, y0: float, x1: float, y1: float) -> Ring:
+    """A rectangle as a ring; the parcel table reads better with corners than with boxes."""
+    return ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+
+
+def _row_r2_r3() -> list[tuple[str, Ring]]:
+    """R2 (y 370-1000) and R3 (y 1000-1650): ten 250 m columns each, quarter-quarter style."""
+    out: list[tuple[str, Ring]] = []
+    for row, (y0, y1) in (("R2", (370.0, 1000.0)), ("R3", (1000.0, 1650.0))):
+        out += [(f"{row}-{i:02d}", _r(250.0 * i, y0, 250.0 * (i + 1), y1)) for i in range(10)]
+    return out
+
+
+PARCEL_LAYOUT: tuple[tuple[str, Ring], ...] = (
+    ("R1-01", _r(0, 0, 180, 340)),
+    ("R1-02", _r(180, 0, 430, 340)),
+    ("R1-03", ((430, 0), (640, 0), (700, 340), (430, 340))),  # slanted lot line
+    ("R1-04", ((640, 0), (1000, 0), (1000, 340), (700, 340))),
+    ("R1-05", _r(1000, 0, 1250, 340)),
+    ("R1-06", _r(1250, 0, 1500, 340)),
+    ("R1-07", _r(1500, 0, 1760, 340)),
+    ("R1-08", ((1760, 0), (2000, 0), (2000, 240), (1900, 240), (1900, 340), (1760, 340))),
+    ("R1-09", _r(1900, 240, 2000, 340)),  # homestead cut out of R1-08
+    ("R1-10", _r(2000, 0, 2260, 340)),
+    ("R1-11", _r(2260, 0, 2500, 340)),
+    *_row_r2_r3(),
+    ("R4-01", _r(0, 1650, 220, 2000)),
+    ("R4-02", _r(220, 1650, 480, 2000)),
+    ("R4-03", ((480, 1650), (740, 1650), (700, 2000), (480, 2000))),
+    ("R4-04", ((740, 1650), (1000, 1650), (1000, 2000), (700, 2000))),
+    ("R4-05", _r(1000, 1650, 1235, 2000)),
+    ("R4-06", _r(1265, 1650, 1520, 2000)),
+    ("R4-07", _r(1520, 1650, 1780, 2000)),
+    ("R4-08", _r(1780, 1650, 2040, 2000)),
+    ("R4-09", _r(2040, 1650, 2280, 2000)),
+    ("R4-10", _r(2280, 1650, 2500, 2000)),
+)
+SPACED_PIN = "R1-09"  # delivered with spaces instead of dashes, to exercise normalization
+
+# Wetlands of the 2019 baseline delineation: key -> (rect, hole or None, Circular 39 type,
+# Cowardin, Eggers & Reed community, invasive-dominated, post-CWMP type, susceptibility).
+WetlandRow = tuple[Rect, Rect | None, str, str, str, bool, str, str]
+BASELINE_WETLANDS: dict[str, WetlandRow] = {
+    "W-001": ((200, 880, 750, 1120), (600, 930, 630, 960), "3", "PEM1C", "Shallow Marsh",
+              False, "3", "moderate"),
+    "W-002": ((750, 880, 1250, 1160), None, "2", "PEM1B", "Fresh (Wet) Meadow", True, "3",
+              "moderate"),
+    "W-003": ((1250, 880, 1750, 1190), None, "6", "PSS1C", "Shrub-Carr", False, "6", "slight"),
+    "W-004": ((1750, 880, 2300, 1120), None, "7", "PFO1C", "Hardwood Swamp", False, "7", "high"),
+    "W-005": ((1400, 1190, 1600, 1300), None, "2", "PEM1B", "Sedge Meadow", False, "2", "high"),
+    "W-006": ((600, 1400, 720, 1480), None, "4", "PEM1F", "Deep Marsh", False, "4", "moderate"),
+    "W-010": ((300, 500, 400, 600), None, "1", "PEM1Af", "Seasonally Flooded Basin", False, "1",
+              "least"),
+    "W-011": ((800, 450, 900, 500), None, "2", "PEM1B", "Fresh (Wet) Meadow", True, "2",
+              "slight"),
+    "W-012": ((2050, 1350, 2150, 1450), None, "3", "PEM1C", "Shallow Marsh", False, "3",
+              "moderate"),
+    "W-013": ((1050, 550, 1150, 620), None, "1", "PEM1A", "Seasonally Flooded Basin", False,
+              "1", "least"),
+    "W-014": ((1300, 500, 1360, 550), None, "5", "PUBH", "Shallow Open Water", False, "5",
+              "slight"),
+    "W-015": ((1800, 500, 1880, 560), None, "2", "PEM1B", "Fresh (Wet) Meadow", True, "2",
+              "slight"),
+    "W-016": ((1270, 20, 1370, 100), None, "8", "PFO2B", "Coniferous Swamp", False, "8", "high"),
+    "W-017": ((1320, 1680, 1360, 1960), None, "3", "PEM1C", "Shallow Marsh", False, "3",
+              "moderate"),
+    "W-018": ((1800, 1750, 1900, 1850), None, "1", "PEM1A", "Seasonally Flooded Basin", False,
+              "1", "least"),
+    "W-019": ((100, 100, 160, 180), None, "1", "PEM1Af", "Seasonally Flooded Basin", False, "1",
+              "least"),
+}
+# 24-001's site re-delineated after construction: the band as before, the replacement basin
+# now wetland, the filled W-010 gone.
+REDELINEATION_WETLANDS: dict[str, WetlandRow] = {
+    "W-101": ((250, 880, 750, 1000), (600, 930, 630, 960), "3", "PEM1C", "Shallow Marsh", False,
+              "3", "moderate"),
+    "W-102": ((450, 760, 650, 840), None, "3", "PEM1C", "Shallow Marsh", False, "3",
+              "moderate"),
+}
+SUBMITTED_WETLANDS: dict[str, WetlandRow] = {
+    "W-201": ((1790, 1740, 1920, 1860), None, "2", "PEM1B", "Fresh (Wet) Meadow", False, "2",
+              "slight"),
+}
+
+# Soils: key -> (rect, hole or None, mukey, musym, group, high groundwater, contaminated).
+SoilRow = tuple[Rect, Rect | None, str, str, str, bool, bool]
+SOILS: dict[str, SoilRow] = {
+    "S-001": ((0, 860, 2500, 1140), None, "2427101", "1030", "A/D", True, False),  # muck
+    "S-002": ((0, 0, 875, 860), None, "2427102", "NeB", "B", False, False),
+    "S-003": ((875, 0, 1000, 860), None, "2427103", "KcA", "C", False, False),
+    "S-004": ((1000, 0, 1750, 860), None, "2427104", "ZmB", "A", False, False),
+    "S-005": ((1750, 0, 2500, 860), None, "2427102", "NeB", "B", False, False),
+    "S-006": ((0, 1140, 1250, 2000), (100, 1800, 200, 1900), "2427103", "KcA", "C", False,
+              False),
+    "S-007": ((100, 1800, 200, 1900), None, "2427103", "KcA", "C", False, True),  # old dump
+    "S-008": ((1250, 1140, 2000, 2000), None, "2427105", "GcA", "D", False, False),
+    "S-009": ((2000, 1140, 2500, 2000), None, "2427106", "DuA", "A", True, False),
+}
+
+# Heritage: key -> (rect, rank, community kind, community name).
+HERITAGE: dict[str, tuple[Rect, str, str, str]] = {
+    "HA-001": ((1380, 60, 1500, 300), "BC", "upland", "Oak Savanna (Southern)"),
+    "HA-002": ((780, 60, 960, 200), "C", "upland", "Oak Woodland-Brushland"),
+    "HA-003": ((1270, 20, 1370, 100), "B", "wetland", "Tamarack Swamp (Southern)"),
+    "HA-004": ((1300, 1050, 1500, 1180), "A", "wetland", "Sedge Meadow"),
+}
+
+FIGURE5: dict[str, tuple[Rect, str, str]] = {
+    "F5-001": ((250, 690, 2000, 850), "South fringe restoration", "3"),
+    "F5-002": ((700, 40, 1000, 300), "Main Street basin", "2"),
+    "F5-003": ((1280, 130, 1440, 270), "Tamarack upland basin", "3"),
+    "F5-004": ((2100, 1450, 2250, 1640), "North park basin", "3"),
+    "F5-005": ((1050, 1250, 1350, 1450), "Lateral 2 restoration", "3"),
+}
+
+CENTRAL_SEED: Rect = (220, 895, 2280, 1105)
+
+# Ditches: key -> (line vertices, system id, permit or None, status).
+MAIN_DITCH_PERMITS = (None, "24-001", "24-001", "24-002", "24-004", "24-005", "24-005",
+                      "24-007", None, None)  # by R2 column: the site that determined it
+EXTRA_DITCHES: dict[str, tuple[tuple[XY, ...], str | None, str | None, str]] = {
+    "DT-011": (((660, 1100), (660, 1430)), "ACD 53-62 Lateral 1", None, "active"),
+    "DT-012": (((900, 1150), (900, 1350)), "ACD 53-62 Lateral 2", None, "abandoned"),
+    "DT-013": (((2200, 1100), (2200, 1300)), "ACD 53-62 Lateral 3", "24-003",
+               "partially_abandoned"),
+    "DT-014": (((1260, 330), (1490, 330)), None, "24-006", "active"),  # private field ditch
+    "DT-015": (((1270, 1655), (1270, 1995)), None, "24-008", "active"),  # Lake Drive ditch
+}
+
+DISTRICT_PROJECT: tuple[str, Rect, str] = ("RCWD Lateral 2 wetland restoration",
+                                           (1100, 1300, 1250, 1380), "2022-10-01")
+SPECIES: tuple[str, Rect, str, str] = ("Emydoidea blandingii (Blanding's turtle)",
+                                       (2040, 1340, 2160, 1460), "2023-06-12", "threatened")
+
+MNRAM_FUNCTIONS = (
+    "vegetative_diversity", "hydrologic_regime", "flood_attenuation", "downstream_water_quality",
+    "wetland_water_quality", "shoreline_protection", "wildlife_habitat", "fish_habitat",
+    "amphibian_habitat", "aesthetics_recreation_education", "groundwater_interaction",
+)
+
+
+@dataclass(frozen=True)
+class Site:
+    """One demo permit and everything it consists of, in local metres.
+
+    A table of these, not a function per permit, so that each permit's numbers sit side by side
+    and one builder makes every permit's features the same way.
+    """
+
+    permit_no: str
+    applicant: str
+    description: str
+    consultant: str
+    parcels: tuple[str, ...]
+    applied_on: str
+    tep_on: str
+    decided_on: str
+    impacts: tuple[tuple[str, Rect], ...]  # (kind, rect)
+    replacements: tuple[tuple[str, str, Rect, str], ...]  # (component, status, rect, status_on)
+    subwatershed: Rect
+    receiving: str  # wetland key
+    impervious: tuple[tuple[str, Rect], ...]  # (condition, rect)
+    bmps: tuple[tuple[str, Rect, int, bool], ...]  # (kind, rect, volume ft^3, roof only)
+    hydro: tuple[float, float, float, float]  # bounce ft and inundation days, existing/proposed
+    buffer: tuple[Rect, ...] = ()
+    buffer_public: bool = False
+    markers: tuple[XY, ...] = ()
+    marker_type: str = "free_standing"
+    trails: tuple[tuple[Rect, float], ...] = ()  # (rect, width ft)
+    structures: tuple[tuple[str, Rect, str | None, str], ...] = ()  # kind, rect, variance, exc.
+    easement_gap: Rect | None = None
+    declarations: tuple[str, ...] = ("buffer", "fertilizer_snow")
+    buffer_grading: tuple[Rect, ...] = ()
+    subdivision: bool = False
+    species_assessment_on: str | None = None
+    baseline_on: str | None = None
+
+
+def _along(y: float, xs: Iterable[float]) -> tuple[XY, ...]:
+    """Markers on a straight upland edge at height y."""
+    return tuple((float(x), y) for x in xs)
+
+
+SITES: tuple[Site, ...] = (
+    Site(
+        "24-001", "Rice Creek Meadows LLC",
+        "Two-lot rural subdivision: fill of a farmed seasonal basin, on-site replacement basin",
+        "Sandplain Ecological Services", ("R2-01", "R2-02"),
+        "2024-01-15", "2024-03-12", "2024-04-09",
+        impacts=(("fill", (300, 500, 400, 600)),),
+        replacements=(("wetland", "certified", (450, 760, 650, 840), "2025-06-30"),
+                      ("upland", "certified", (650, 760, 700, 840), "2025-06-30")),
+        subwatershed=(280, 480, 420, 620), receiving="W-001",
+        impervious=(("proposed", (330, 540, 360, 570)),),
+        bmps=(("infiltration", (370, 600, 410, 615), 6400, False),
+              ("pretreatment", (362, 600, 368, 615), 1200, False)),
+        hydro=(1.0, 1.3, 4.0, 5.0),
+        buffer=((250, 864, 750, 880), (600, 930, 630, 960)),
+        markers=_along(864, range(250, 751, 50)),
+        subdivision=True, baseline_on="2024-04-09",
+    ),
+    Site(
+        "24-002", "Hodgson Road Partners",
+        "Farmstead addition: fill of a wet meadow on R2-03, replacement on the owner's parcel "
+        "south of Main Street, topped up with 0.15 ac of credit from 24-001",
+        "Sandplain Ecological Services", ("R2-03", "R1-04"),
+        "2024-02-05", "2024-03-12", "2024-05-14",
+        impacts=(("fill", (800, 450, 900, 500)),),
+        replacements=(("wetland", "certified", (800, 100, 900, 145), "2025-07-01"),),
+        subwatershed=(800, 420, 950, 520), receiving="W-002",
+        impervious=(("proposed", (810, 490, 840, 515)), ("existing", (920, 430, 940, 450))),
+        bmps=(("infiltration", (820, 425, 860, 440), 3200, False),
+              ("pretreatment", (845, 445, 860, 455), 500, False),
+              ("biofiltration", (890, 490, 910, 510), 1500, False),
+              ("wet_pond", (885, 425, 915, 470), 4700, False)),
+        hydro=(0.8, 1.1, 3.0, 4.0),
+        buffer=((750, 864, 1000, 880),),
+        markers=_along(864, range(750, 1001, 50)),
+        declarations=("buffer", "fertilizer_snow", "buffer_restoration_3yr"),
+        buffer_grading=((900, 866, 960, 878),),
+    ),
+    Site(
+        "24-003", "City of Lino Lakes",
+        "Park improvements: parking lot, boardwalk, a lowered outlet that partially drains a "
+        "shallow marsh",
+        "Rice Creek Wetland Consulting", ("R3-08",),
+        "2024-02-20", "2024-04-09", "2024-06-11",
+        impacts=(("drain_partial", (2050, 1350, 2150, 1450)),),
+        replacements=(("wetland", "certified", (2160, 1500, 2240, 1580), "2025-06-15"),),
+        subwatershed=(2020, 1200, 2120, 1300), receiving="W-004",
+        impervious=(("proposed", (2030, 1210, 2060, 1235)),),
+        bmps=(("biofiltration", (2070, 1210, 2090, 1230), 400, False),
+              ("wet_pond", (2070, 1250, 2110, 1290), 1500, False)),
+        hydro=(0.6, 0.6, 2.0, 2.0),
+        buffer=((2000, 1120, 2250, 1145),), buffer_public=True,
+        markers=_along(1145, range(2000, 2251, 50)), marker_type="flush",
+        trails=(((2000, 1136, 2250, 1136 + 8 * FT_M), 8.0),),
+        structures=(("passive_recreation", (2120, 1095, 2124, 1160), None, "suspended_6fi"),),
+        species_assessment_on="2024-05-20",
+    ),
+    Site(
+        "24-004", "Lakeview Builders Inc.",
+        "Single-family lot: fill of a seasonal basin, a 12 ft trail in the buffer",
+        "Sandplain Ecological Services", ("R2-04",),
+        "2024-03-04", "2024-04-09", "2024-06-11",
+        impacts=(("fill", (1050, 550, 1150, 620)),),
+        replacements=(("wetland", "certified", (1050, 720, 1200, 780), "2025-07-15"),),
+        subwatershed=(1030, 520, 1170, 650), receiving="W-002",
+        impervious=(("proposed", (1060, 560, 1090, 585)),),
+        bmps=(("infiltration", (1100, 630, 1140, 645), 1700, False),
+              ("pretreatment", (1090, 630, 1098, 645), 300, False)),
+        hydro=(0.8, 1.0, 3.0, 4.0),
+        buffer=((1000, 855, 1150, 880), (1150, 880 - 40 * FT_M, 1250, 880)),
+        markers=(*_along(855, range(1000, 1151, 50)),
+                 *_along(880 - 40 * FT_M, range(1150, 1251, 50))),
+        trails=(((1000, 880 - 16 - 12 * FT_M, 1150, 864), 12.0),),
+    ),
+    Site(
+        "24-005", "North Metro Homes Inc.",
+        "Two-lot subdivision: pond excavated in a shallow open water basin, sanitary forcemain "
+        "bored under the marsh",
+        "Rice Creek Wetland Consulting", ("R2-05", "R2-06"),
+        "2024-03-18", "2024-05-14", "2024-07-09",
+        impacts=(("excavate", (1300, 500, 1360, 550)),),
+        replacements=(("wetland", "certified", (1400, 740, 1500, 800), "2025-07-15"),
+                      ("wetland", "constructed", (1550, 740, 1650, 800), "2025-09-30")),
+        subwatershed=(1380, 420, 1480, 520), receiving="W-003",
+        impervious=(("proposed", (1390, 430, 1420, 455)),),
+        bmps=(("infiltration", (1430, 480, 1470, 510), 1700, False),
+              ("pretreatment", (1430, 465, 1470, 475), 300, False)),
+        hydro=(1.1, 1.6, 5.0, 10.0),
+        buffer=((1250, 864, 1750, 880),),
+        markers=_along(864, (1250, 1300, 1350, 1400, 1450, 1550, 1700, 1750)),
+        structures=(("utility", (1599, 820, 1602, 1000), "V-24-03", "public_utility_6fii"),),
+        subdivision=True,
+    ),
+    Site(
+        "24-006", "Tamarack Ridge LLC",
+        "Pole barn pad on the margin of a tamarack swamp; replacement basin dug into oak savanna",
+        "Anoka Sand Plain Surveys", ("R1-06",),
+        "2024-04-01", "2024-05-14", "2024-07-09",
+        impacts=(("fill", (1270, 20, 1310, 100)),),
+        replacements=(("wetland", "certified", (1300, 150, 1420, 250), "2025-08-01"),),
+        subwatershed=(1255, 260, 1375, 320), receiving="W-016",
+        impervious=(("proposed", (1260, 270, 1290, 295)),),
+        bmps=(("infiltration", (1310, 300, 1360, 315), 1700, False),
+              ("pretreatment", (1300, 300, 1308, 315), 300, False)),
+        hydro=(0.3, 0.3, 1.0, 1.0),
+        declarations=("fertilizer_snow",),
+    ),
+    Site(
+        "24-007", "Peltier Lake Properties LLC",
+        "Single-family lot: drain tile that fully drains a wet meadow",
+        "Anoka Sand Plain Surveys", ("R2-07",),
+        "2024-05-06", "2024-06-11", "2024-08-13",
+        impacts=(("drain_full", (1800, 500, 1880, 560)),),
+        replacements=(("wetland", "certified", (1800, 740, 1950, 800), "2025-08-01"),
+                      ("wetland", "proposed", (1955, 700, 1995, 800), "2024-08-13")),
+        subwatershed=(1900, 420, 1990, 520), receiving="W-004",
+        impervious=(("proposed", (1910, 430, 1940, 455)),),
+        bmps=(("infiltration", (1945, 430, 1960, 445), 300, True),
+              ("infiltration", (1950, 480, 1985, 510), 3300, False),
+              ("pretreatment", (1940, 480, 1948, 510), 600, False)),
+        hydro=(0.6, 0.6, 2.0, 2.0),
+        buffer=((1750, 864, 2000, 880),),
+        markers=_along(864, range(1750, 2001, 50)),
+        easement_gap=(1900, 864, 1940, 910),
+        declarations=("buffer",),
+    ),
+    Site(
+        "24-008", "Centerville Road Commercial LLC",
+        "Commercial building with an access road across a shallow marsh",
+        "Rice Creek Wetland Consulting", ("R4-06",),
+        "2024-11-04", "2025-01-14", "2025-03-18",
+        impacts=(("fill", (1320, 1724, 1360, 1736)),),
+        replacements=(),
+        subwatershed=(1360, 1680, 1500, 1800), receiving="W-017",
+        impervious=(("proposed", (1420, 1700, 1480, 1750)),
+                    ("proposed", (1265, 1724, 1420, 1736))),
+        bmps=(("biofiltration", (1380, 1760, 1400, 1775), 2000, False),
+              ("wet_pond", (1420, 1760, 1490, 1795), 20500, False)),
+        hydro=(1.2, 2.0, 5.0, 6.0),
+        structures=(("road", (1265, 1724, 1420, 1736), None, "none"),),
+        declarations=("fertilizer_snow",),
+    ),
+)
+SITE_BY_PERMIT: dict[str, Site] = {s.permit_no: s for s in SITES}
+
+TRANSFERS: tuple[tuple[str, str, float, str], ...] = (
+    ("24-001", "24-002", 0.15, "2025-07-10"),
+    ("24-001", "24-008", 0.15, "2025-07-10"),
+)
+
+# Delineations: key -> attributes (geometry is built from the layout).
+DELINEATIONS: dict[str, dict[str, Any]] = {
+    "D-2019-01": {
+        "permit_key": None, "consultant": "Sandplain Ecological Services",
+        "field_on": "2019-05-20",
+        "method": "1987 Corps Manual with the Northcentral and Northeast Regional Supplement "
+                  "(v2.0)",
+        "file_name": "acd5362_cwmp_delineation_2019.gpkg", "status": "approved",
+        "submitted_on": "2019-06-10", "tep_reviewed_on": "2019-07-16",
+        "tep_findings": "Boundaries, Circular 39 types and MnRAM assessments concur with the "
+                        "CWMP; W-016 confirmed as a ranked tamarack swamp.",
+        "approved_on": "2019-08-06", "rejected_on": None,
+    },
+    "D-2025-03": {
+        "permit_key": "24-001", "consultant": "Rice Creek Wetland Consulting",
+        "field_on": "2025-07-15",
+        "method": "Northcentral and Northeast Regional Supplement (v2.0)",
+        "file_name": "24-001_post_construction_delineation.shp", "status": "approved",
+        "submitted_on": "2025-08-01", "tep_reviewed_on": "2025-08-19",
+        "tep_findings": "W-010 filled as permitted; replacement basin W-102 meets wetland "
+                        "criteria; band edge unchanged.",
+        "approved_on": "2025-09-16", "rejected_on": None,
+    },
+    "D-2025-07": {
+        "permit_key": None, "consultant": "Anoka Sand Plain Surveys", "field_on": "2025-09-22",
+        "method": "Northcentral and Northeast Regional Supplement (v2.0)",
+        "file_name": "R4-08_pre_application_delineation.geojson", "status": "submitted",
+        "submitted_on": "2025-10-06", "tep_reviewed_on": None, "tep_findings": None,
+        "approved_on": None, "rejected_on": None,
+    },
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the real county outline.
+# --------------------------------------------------------------------------------------------
+def shared_dir() -> Path:
+    """The team's read-only shared folder, found from the repository (override:
+    RULEM_SHARED_DIR), so the demo never needs a copy of the real data in the project."""
+    env = os.environ.get("RULEM_SHARED_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared"
+
+
+def counties_dump_path(shared: Path | None = None) -> Path:
+    """Where the metro counties shp2pgsql dump lives in the shared folder."""
+    return (shared or shared_dir()) / "data" / "real" / "mn_metro_counties" / "counties.sql.gz"
+
+
+_INSERT = re.compile(
+    r'^INSERT INTO "public"\."counties" \((?P<cols>[^)]*)\) VALUES \((?P<vals>.*)\);$')
+_QUOTED = re.compile(r"'((?:[^']|'')*)'")
+
+
+def parse_counties_dump(text: str) -> dict[str, tuple[dict[str, str], BaseGeometry]]:
+    """County rows of a shp2pgsql dump by co_code: attributes and geometry (hex EWKB).
+
+    Parsed in Python so that neither the demo nor its tests need a database.
+    """
+    out: dict[str, tuple[dict[str, str], BaseGeometry]] = {}
+    for line in text.splitlines():
+        m = _INSERT.match(line.strip())
+        if not m:
+            continue
+        cols = [c.strip().strip('"') for c in m.group("cols").split(",")]
+        vals = [v.replace("''", "'") for v in _QUOTED.findall(m.group("vals"))]
+        if len(cols) != len(vals):
+            raise ValueError(f"cannot parse counties row: {line[:120]}...")
+        row = dict(zip(cols, vals, strict=True))
+        geom = shapely.from_wkb(row.pop("geom"))
+        out[row["co_code"]] = (row, geom)
+    return out
+
+
+def anoka_outline(shared: Path | None = None) -> BaseGeometry:
+    """Anoka County's outline (EPSG:26915) from the real metro counties dump."""
+    path = counties_dump_path(shared)
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        rows = parse_counties_dump(f.read())
+    if ANOKA_CO_CODE not in rows:
+        raise ValueError(f"{path}: no county with co_code {ANOKA_CO_CODE!r}")
+    return rows[ANOKA_CO_CODE][1]
+
+
+def plan_area_geometry() -> Polygon:
+    """The plan area in EPSG:26915."""
+    return to_world(box(0.0, 0.0, *PLAN_SIZE))
+
+
+def check_inside_county(county: BaseGeometry, margin_m: float = COUNTY_MARGIN_M) -> float:
+    """Distance (m) from the plan area to the county line; raise unless well inside."""
+    plan = plan_area_geometry()
+    if not county.contains(plan):
+        raise ValueError("the demo plan area is not inside Anoka County")
+    distance = float(county.boundary.distance(plan))
+    if distance < margin_m:
+        raise ValueError(f"the demo plan area is only {distance:.0f} m inside Anoka County")
+    return distance
+
+
+# --------------------------------------------------------------------------------------------
+# Geometry helpers.
+# --------------------------------------------------------------------------------------------
+def to_world(geom: BaseGeometry) -> BaseGeometry:
+    """Local plan metres to EPSG:26915."""
+    return affinity.translate(geom, xoff=ORIGIN[0], yoff=ORIGIN[1])
+
+
+def to_local(geom: BaseGeometry) -> BaseGeometry:
+    """EPSG:26915 to local plan metres (for tests and for reading the numbers by hand)."""
+    return affinity.translate(geom, xoff=-ORIGIN[0], yoff=-ORIGIN[1])
+
+
+def rect(r: Rect, hole: Rect | None = None) -> Polygon:
+    """A rectangle, optionally with a rectangular hole."""
+    if hole is None:
+        return box(*r)
+    return Polygon(box(*r).exterior.coords, [box(*hole).exterior.coords])
+
+
+def _polygons(geom: BaseGeometry) -> list[Polygon]:
+    if isinstance(geom, Polygon):
+        return [geom] if geom.area > 0 else []
+    return [p for g in getattr(geom, "geoms", ()) for p in _polygons(g)]
+
+
+def polygonal(geom: BaseGeometry) -> MultiPolygon:
+    """The polygon parts of geom, merged, as a MultiPolygon: overlays of touching rectangles
+    leave line and point debris that no polygon layer may hold."""
+    merged = unary_union(_polygons(geom))
+    return MultiPolygon(_polygons(merged))
+
+
+def fill_holes(geom: BaseGeometry) -> MultiPolygon:
+    """geom with its interior rings filled: the upland a wetland encloses belongs in the
+    easement (8)."""
+    return MultiPolygon([Polygon(p.exterior.coords) for p in polygonal(geom).geoms])
+
+
+def acres(area_m2: float) -> float:
+    """Square metres to acres, the unit of the ledger."""
+    return area_m2 / ACRE_M2
+
+
+def runoff_in(cn: int, p_in: float = BMP_DESIGN_STORM_IN) -> float:
+    """TR-55 runoff depth (in) for a curve number, the spec's 5(c) equation."""
+    s = 1000.0 / cn - 10.0
+    if p_in <= 0.2 * s:
+        return 0.0
+    return (p_in - 0.2 * s) ** 2 / (p_in + 0.8 * s)
+
+
+def curve_number(cover_class: str, group: str) -> int:
+    """CN of a cover class on a soil group; a dual group counts as its undrained D class."""
+    letter = "D" if "/" in group else group
+    return TR55_COVER[cover_class][1]["ABCD".index(letter)]
+
+
+# --------------------------------------------------------------------------------------------
+# Feature collection.
+# --------------------------------------------------------------------------------------------
+def file_field(col: Col) -> str:
+    """The file's field name for a catalogue column: a reference X_id travels as X_key."""
+    if col.ref_layer:
+        return col.name[: -len("_id")] + "_key" if col.name.endswith("_id") else col.name + "_key"
+    return col.name
+
+
+@dataclass
+class Feature:
+    """One feature of a demo layer: natural key, local geometry, attributes by file field."""
+
+    key: str
+    geom: BaseGeometry | None
+    attrs: dict[str, Any]
+
+
+class Collector:
+    """Features by layer, in the order made (which is the order written: determinism)."""
+
+    def __init__(self) -> None:
+        self.layers: dict[str, list[Feature]] = {layer.name: [] for layer in LAYERS}
+        self._fields = {layer.name: {file_field(c) for c in layer.columns} for layer in LAYERS}
+        self._counters: dict[str, int] = {}
+
+    def next_key(self, prefix: str, start: int = 1) -> str:
+        """The next sequential key with prefix, e.g. 'I-003'."""
+        n = self._counters.get(prefix, start - 1) + 1
+        self._counters[prefix] = n
+        return f"{prefix}-{n:03d}"
+
+    def add(self, layer: str, key: str, geom: BaseGeometry | None = None, **attrs: Any) -> str:
+        """Add a feature; unknown field names are an error so a typo cannot pass silently."""
+        unknown = set(attrs) - self._fields[layer]
+        if unknown:
+            raise KeyError(f"layer {layer} has no fields {sorted(unknown)}")
+        if any(f.key == key for f in self.layers[layer]):
+            raise KeyError(f"duplicate feature_key {key!r} in layer {layer}")
+        self.layers[layer].append(Feature(key, geom, attrs))
+        return key
+
+    def geoms(self, layer: str, **match: Any) -> list[BaseGeometry]:
+        """Geometries of a layer's features whose attributes equal match."""
+        return [f.geom for f in self.layers[layer]
+                if f.geom is not None and all(f.attrs.get(k) == v for k, v in match.items())]
+
+
+# --------------------------------------------------------------------------------------------
+# Builders: one per theme, each small.
+# --------------------------------------------------------------------------------------------
+def pin_for(layout_id: str) -> str:
+    """The raw Anoka-style PIN (section-township-range-quarter-parcel) of a layout parcel.
+
+    The four plan quadrants stand for sections 15, 14 (north) and 22, 23 (south) of T31N
+    R22W; the quarter and quarter-quarter digits (1 NE, 2 NW, 3 SW, 4 SE) follow from the
+    parcel's centroid, and the last four digits count parcels within that quarter-quarter.
+    """
+    return _PINS[layout_id]
+
+
+def _quarter(u: float, v: float) -> int:
+    return (2 if u < 0.5 else 1) if v >= 0.5 else (3 if u < 0.5 else 4)
+
+
+def _compute_pins() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    seq: dict[tuple[int, str], int] = {}
+    for layout_id, ring in PARCEL_LAYOUT:
+        c = Polygon(ring).centroid
+        west, north = c.x < 1250.0, c.y >= 1000.0
+        section = {(True, True): 15, (False, True): 14, (True, False): 22,
+                   (False, False): 23}[(west, north)]
+        u = (c.x - (0.0 if west else 1250.0)) / 1250.0
+        v = (c.y - (1000.0 if north else 0.0)) / 1000.0
+        qq = f"{_quarter(u, v)}{_quarter((u * 2) % 1, (v * 2) % 1)}"
+        n = seq[(section, qq)] = seq.get((section, qq), 0) + 1
+        sep = " " if layout_id == SPACED_PIN else "-"
+        pins[layout_id] = sep.join((f"{section:02d}", "31", "22", qq, f"{n:04d}"))
+    return pins
+
+
+_PINS = _compute_pins()
+
+
+def normalize_pin(pin: str) -> str:
+    """The matching key of a PIN: punctuation and spaces removed, upper case."""
+    return re.sub(r"[^0-9A-Za-z]", "", pin).upper()
+
+
+def parcel_key(layout_id: str) -> str:
+    """A layout parcel's feature_key, its normalized PIN."""
+    return normalize_pin(pin_for(layout_id))
+
+
+def parcel_geometry(layout_id: str) -> Polygon:
+    """A layout parcel's polygon, local metres."""
+    return Polygon(dict(PARCEL_LAYOUT)[layout_id])
+
+
+def _add_pins_to_cases() -> None:
+    """DEMO_CASES name parcels by layout id (readable); tests elsewhere match on PINs."""
+    for case in DEMO_CASES.values():
+        case["pins"] = tuple(parcel_key(p) for p in case["parcels"])
+        case["credit_by_pin_acres"] = {parcel_key(p): a
+                                       for p, a in case["credit_by_parcel_acres"].items()}
+
+
+_add_pins_to_cases()
+
+
+def _build_frame(c: Collector) -> None:
+    """Plan area, central seed and parcels: the frame everything else sits in."""
+    c.add("cwmp_area", PLAN_NAME, box(0.0, 0.0, *PLAN_SIZE), name=PLAN_NAME,
+          adopted_on="2004-01-28")
+    c.add("central_wetland_seed", "CWS-001", rect(CENTRAL_SEED),
+          name="ACD 53-62 central wetland complex (CWMP Map 2)")
+    for layout_id, ring in PARCEL_LAYOUT:
+        pin = pin_for(layout_id)
+        c.add("parcel", normalize_pin(pin), Polygon(ring), pin=pin,
+              pin_normalized=normalize_pin(pin))
+
+
+def _build_context(c: Collector) -> None:
+    """Soils, Natural Heritage communities and Figure 5 zones (CWMP maps)."""
+    for key, (r, hole, mukey, musym, group, high_gw, contaminated) in SOILS.items():
+        c.add("soil", key, rect(r, hole), mukey=mukey, musym=musym, hydrologic_soil_group=group,
+              high_groundwater=high_gw, contaminated=contaminated)
+    for key, (r, rank, kind, name) in HERITAGE.items():
+        c.add("heritage_area", key, rect(r), rank=rank, community_kind=kind,
+              community_name=name, source_map="CWMP Map 1")
+    for key, (r, zone, planned) in FIGURE5.items():
+        c.add("figure5_area", key, rect(r), zone_name=zone, planned_type=planned)
+
+
+def _expires(decided_on: str) -> str:
+    return f"{int(decided_on[:4]) + 3}{decided_on[4:]}"
+
+
+def _build_permits(c: Collector) -> None:
+    """The permit records (attribute-only)."""
+    for s in SITES:
+        pins = ";".join(parcel_key(p) for p in s.parcels)
+        c.add("permit", s.permit_no, None, permit_no=s.permit_no, applicant=s.applicant,
+              parcel_pins=pins, status="approved", applied_on=s.applied_on, tep_on=s.tep_on,
+              decided_on=s.decided_on, expires_on=_expires(s.decided_on),
+              baseline_on=s.baseline_on, description=s.description,
+              involves_subdivision=s.subdivision,
+              vegetation_plan_on=s.tep_on if s.buffer else None,
+              species_assessment_on=s.species_assessment_on)
+
+
+def _study_area(key: str) -> BaseGeometry:
+    if key == "D-2019-01":
+        return box(0.0, 0.0, *PLAN_SIZE)
+    if key == "D-2025-03":
+        return unary_union([parcel_geometry(p) for p in SITE_BY_PERMIT["24-001"].parcels])
+    return parcel_geometry("R4-08")
+
+
+def _build_delineations(c: Collector, seed: int) -> None:
+    """Delineations with their study areas, and the wetlands each one mapped."""
+    wetlands = {"D-2019-01": BASELINE_WETLANDS, "D-2025-03": REDELINEATION_WETLANDS,
+                "D-2025-07": SUBMITTED_WETLANDS}
+    for key, attrs in DELINEATIONS.items():
+        sha = hashlib.sha256(f"{attrs['file_name']}:{seed}".encode()).hexdigest()
+        c.add("delineation", key, _study_area(key), delineation_no=key, file_sha256=sha, **attrs)
+    for dkey, rows in wetlands.items():
+        for wkey, (r, hole, c39, cowardin, community, invasive, post, cls) in rows.items():
+            c.add("wetland", wkey, rect(r, hole), delineation_key=dkey, circular39_type=c39,
+                  cowardin_code=cowardin, eggers_reed_community=community,
+                  invasive_dominated=invasive, post_cwmp_type=post, susceptibility_class=cls)
+
+
+def _ratings(rng: random.Random, c39: str) -> str:
+    """MnRAM-style ratings: plausible, seeded, read by no check (3(e) asks that they exist)."""
+    levels = ("exceptional", "high", "medium", "low")
+    out = {}
+    for fn in MNRAM_FUNCTIONS:
+        if fn == "fish_habitat" and c39 in ("1", "2", "6", "7", "8"):
+            out[fn] = "not_applicable"
+        else:
+            out[fn] = rng.choices(levels, weights=(1, 3, 4, 2))[0]
+    return json.dumps(out, sort_keys=True)
+
+
+def _build_assessments(c: Collector, rng: random.Random) -> None:
+    """A functional assessment for every delineated wetland (3(e))."""
+    for w in c.layers["wetland"]:
+        assessed = DELINEATIONS[w.attrs["delineation_key"]]["submitted_on"]
+        c.add("functional_assessment", c.next_key("FA"), None, wetland_key=w.key,
+              method="MnRAM 3.4", assessed_on=assessed,
+              ratings=_ratings(rng, w.attrs["circular39_type"]))
+
+
+def _build_ditches(c: Collector) -> None:
+    """ACD 53-62 in segments (one per R2 column, each credited to the on-site determination
+    that found it, 3(f)) and the laterals and private ditches."""
+    for i, permit in enumerate(MAIN_DITCH_PERMITS):
+        line = LineString([(250.0 * i, 990.0), (250.0 * (i + 1), 990.0)])
+        _add_ditch(c, f"DT-{i + 1:03d}", line, "ACD 53-62", permit, "active")
+    for key, (coords, system, permit, status) in EXTRA_DITCHES.items():
+        _add_ditch(c, key, LineString(coords), system, permit, status)
+
+
+def _add_ditch(c: Collector, key: str, line: LineString, system: str | None,
+               permit: str | None, status: str) -> None:
+    site = SITE_BY_PERMIT.get(permit) if permit else None
+    c.add("ditch", key, MultiLineString([line]), system_id=system, permit_key=permit,
+          determined_on=site.applied_on if site else "2003-06-30",
+          determined_by=site.consultant if site else "CWMP field survey (2003)", status=status)
+
+
+def _recording_numbers(rng: random.Random, n: int) -> list[str]:
+    """Anoka County Recorder-style document numbers, unique, seeded."""
+    return [f"{d}.001" for d in rng.sample(range(2_090_000, 2_100_000), n)]
+
+
+def _recorded_on(s: Site) -> str:
+    """Declarations and easements are recorded a month after the decision (a fixed rule, so
+    every permit's records postdate its decision)."""
+    year, month, day = (int(p) for p in s.decided_on.split("-"))
+    return f"{year + month // 12}-{month % 12 + 1:02d}-{min(day, 28):02d}"
+
+
+def _build_site(c: Collector, s: Site, docs: Iterable[str]) -> None:
+    """Every feature of one permit."""
+    docs = iter(docs)
+    _site_ledger(c, s)
+    buffer_doc = _site_buffer(c, s, docs)
+    _site_structures(c, s)
+    _site_declarations(c, s, docs, buffer_doc)
+    _site_easement(c, s, next(docs))
+    _site_stormwater(c, s)
+
+
+def _site_ledger(c: Collector, s: Site) -> None:
+    for kind, r in s.impacts:
+        c.add("impact", c.next_key("I"), rect(r), permit_key=s.permit_no, kind=kind)
+    for component, status, r, status_on in s.replacements:
+        c.add("replacement", c.next_key("R"), rect(r), permit_key=s.permit_no,
+              component=component, status=status, status_on=status_on)
+
+
+def _site_buffer(c: Collector, s: Site, docs: Iterable[str]) -> str | None:
+    """Buffer, trails and markers; returns the buffer declaration's recording number."""
+    if not s.buffer:
+        return None
+    doc = None if s.buffer_public else next(iter(docs))
+    c.add("buffer", c.next_key("B"), polygonal(unary_union([rect(r) for r in s.buffer])),
+          permit_key=s.permit_no, declaration_no=doc, public_land_agreement=s.buffer_public)
+    for r, width_ft in s.trails:
+        c.add("trail", c.next_key("T"), rect(r), permit_key=s.permit_no, width_ft=width_ft)
+    for xy in s.markers:
+        c.add("buffer_marker", c.next_key("M"), Point(xy), permit_key=s.permit_no,
+              marker_type=s.marker_type)
+    return doc
+
+
+def _site_structures(c: Collector, s: Site) -> None:
+    for kind, r, variance, exception in s.structures:
+        c.add("structure", c.next_key("ST"), rect(r), permit_key=s.permit_no, kind=kind,
+              variance_ref=variance, buffer_exception=exception)
+
+
+def _site_declarations(c: Collector, s: Site, docs: Iterable[str],
+                       buffer_doc: str | None) -> None:
+    docs = iter(docs)
+    for kind in s.declarations:
+        public = kind == "buffer" and s.buffer_public
+        number = buffer_doc if kind == "buffer" else next(docs)
+        c.add("declaration", c.next_key("DC"), None, permit_key=s.permit_no, kind=kind,
+              recording_no=None if public else number,
+              recorded_on=None if public else _recorded_on(s), public_land_agreement=public)
+
+
+def site_parcels(s: Site) -> BaseGeometry:
+    """Union of a site's parcels, local metres."""
+    return unary_union([parcel_geometry(p) for p in s.parcels])
+
+
+def _site_easement(c: Collector, s: Site, doc: str) -> None:
+    """Easement over, per permitted parcel, all baseline wetland (holes filled, impact
+    footprints included so the 8 check passes whether or not it subtracts impacts), the buffer
+    and the replacement areas; minus the designed gap of case 7."""
+    parcels = site_parcels(s)
+    wet = unary_union([fill_holes(rect(r, h)) for r, h, *_ in BASELINE_WETLANDS.values()])
+    parts = [wet.intersection(parcels)]
+    parts += [rect(r) for r in s.buffer] + [rect(r) for _, _, r, _ in s.replacements]
+    need = unary_union(parts).intersection(parcels)
+    if s.easement_gap:
+        need = need.difference(rect(s.easement_gap))
+    c.add("easement", c.next_key("E"), polygonal(need), permit_key=s.permit_no,
+          grantor=s.applicant, recording_no=doc, recorded_on=_recorded_on(s))
+
+
+def _site_stormwater(c: Collector, s: Site) -> None:
+    """Impervious, grading, land cover, subwatershed, BMPs and the hydroperiod row."""
+    for condition, r in s.impervious:
+        c.add("impervious", c.next_key("IS"), rect(r), permit_key=s.permit_no,
+              condition=condition)
+    sw = rect(s.subwatershed)
+    c.add("grading", c.next_key("G"), sw, permit_key=s.permit_no, alters_runoff_to_wetland=True)
+    for r in s.buffer_grading:
+        c.add("grading", c.next_key("G"), rect(r), permit_key=s.permit_no,
+              alters_runoff_to_wetland=False)
+    hard = polygonal(unary_union([rect(r) for _, r in s.impervious]).intersection(sw))
+    c.add("land_cover", c.next_key("LC"), hard, permit_key=s.permit_no,
+          cover_class="impervious")
+    c.add("land_cover", c.next_key("LC"), polygonal(sw.difference(hard)),
+          permit_key=s.permit_no, cover_class="open_space_good")
+    sw_key = c.add("subwatershed", f"SW-{s.permit_no[-3:]}", sw, permit_key=s.permit_no,
+                   name=f"{s.permit_no} site", receiving_wetland_key=s.receiving)
+    for kind, r, volume, roof in s.bmps:
+        c.add("bmp", c.next_key("BMP"), rect(r), permit_key=s.permit_no,
+              subwatershed_key=sw_key, kind=kind, volume_cuft=float(volume),
+              roof_runoff_only=roof)
+    b0, b1, d0, d1 = s.hydro
+    c.add("hydroperiod", c.next_key("H"), None, permit_key=s.permit_no,
+          wetland_key=s.receiving, existing_bounce_ft=b0, proposed_bounce_ft=b1,
+          existing_inundation_days=d0, proposed_inundation_days=d1)
+
+
+def _build_plan_records(c: Collector) -> None:
+    """Credit transfers, the District's own replacement project and a species record."""
+    for giver, taker, amount, on in TRANSFERS:
+        c.add("credit_transfer", c.next_key("CT"), None, from_permit_key=giver,
+              to_permit_key=taker, acres=amount, transferred_on=on)
+    name, r, on = DISTRICT_PROJECT
+    c.add("replacement", c.next_key("R"), rect(r), permit_key=None, district_project=name,
+          component="wetland", status="certified", status_on=on)
+    species, r, observed, status = SPECIES
+    c.add("species_record", c.next_key("SR"), rect(r), permit_key="24-003", species=species,
+          observed_on=observed, status=status)
+
+
+def build(seed: int = DEFAULT_SEED) -> dict[str, list[Feature]]:
+    """Every demo feature by layer, geometry in local metres (see ``to_world``)."""
+    rng = random.Random(seed)
+    c = Collector()
+    _build_frame(c)
+    _build_context(c)
+    _build_permits(c)
+    _build_delineations(c, seed)
+    _build_assessments(c, rng)
+    _build_ditches(c)
+    docs = _recording_numbers(rng, 4 * len(SITES))
+    for i, s in enumerate(SITES):
+        _build_site(c, s, docs[4 * i: 4 * i + 4])
+    _build_plan_records(c)
+    return c.layers
+
+
+# --------------------------------------------------------------------------------------------
+# Writing.
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DemoFiles:
+    """What ``generate`` wrote."""
+
+    out_dir: Path
+    gpkg: Path
+    csv: dict[str, Path]
+    manifest: Path
+    gpkg_layers: tuple[str, ...]
+    plan_name: str = PLAN_NAME
+
+    @property
+    def files(self) -> list[Path]:
+        """Every written file."""
+        return [self.gpkg, *self.csv.values(), self.manifest]
+
+
+def _fields(layer: Layer) -> list[tuple[str, Col]]:
+    return [(file_field(col), col) for col in layer.columns]
+
+
+def _file_value(value: Any, col: Col) -> Any:
+    """A value as the file convention wants it (the GPKG keeps booleans and numbers typed)."""
+    if value is None:
+        return None
+    if col.kind == "numeric":
+        return float(value)
+    return value
+
+
+def _shape(geom: BaseGeometry, geometry_type: str) -> BaseGeometry:
+    """The catalogue's geometry type, in EPSG:26915."""
+    world = to_world(geom)
+    if geometry_type == "MULTIPOLYGON":
+        return polygonal(world)
+    if geometry_type == "MULTILINESTRING" and isinstance(world, LineString):
+        return MultiLineString([world])
+    return world
+
+
+def _frame(layer: Layer, features: Sequence[Feature]) -> gpd.GeoDataFrame:
+    data: dict[str, Any] = {"feature_key": [f.key for f in features]}
+    for name, col in _fields(layer):
+        values = [_file_value(f.attrs.get(name), col) for f in features]
+        if col.kind == "bool" and all(v is not None for v in values):
+            data[name] = pd.Series(values, dtype=bool)
+        elif col.kind in ("numeric", "int"):
+            data[name] = pd.Series(values, dtype="float64")
+        else:
+            data[name] = pd.Series(values, dtype=object)
+    geoms = [_shape(f.geom, layer.geometry or "") for f in features]
+    return gpd.GeoDataFrame(data, geometry=geoms, crs=CRS)
+
+
+def _csv_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _write_csv(path: Path, layer: Layer, features: Sequence[Feature]) -> None:
+    names = ["feature_key"] + [name for name, _ in _fields(layer)]
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(names)
+        for feat in features:
+            w.writerow([feat.key] + [_csv_text(feat.attrs.get(n)) for n in names[1:]])
+
+
+def _manifest(seed: int, layers: dict[str, list[Feature]], county_m: float | None) -> dict:
+    order = []
+    for name in LOAD_ORDER:
+        layer = BY_NAME[name]
+        order.append({
+            "layer": name,
+            "file": GPKG_NAME if layer.geometry else f"{name}.csv",
+            "layer_name": name if layer.geometry else None,
+            "format": "gpkg" if layer.geometry else "csv",
+            "geometry": layer.geometry,
+            "features": len(layers[name]),
+            "key_field": "feature_key",
+            "restricted": layer.restricted,
+        })
+    return {
+        "plan_area": PLAN_NAME,
+        "crs": CRS,
+        "seed": seed,
+        "generator": "etl.demo",
+        "origin": list(ORIGIN),
+        "inside_anoka_county_by_m": None if county_m is None else round(county_m, 1),
+        "field_convention": {
+            "key": "feature_key", "reference": "X_id -> X_key (referenced feature_key)",
+            "text[]": "';'-joined", "jsonb": "JSON text", "date": "ISO 8601 text",
+            "bool": "true/false",
+        },
+        "tr55_cover": {k: {"description": d, "cn": dict(zip("ABCD", cn, strict=True))}
+                       for k, (d, cn) in TR55_COVER.items()},
+        "load_order": order,
+    }
+
+
+def _validate(layers: dict[str, list[Feature]]) -> None:
+    """Refuse to write anything invalid: every geometry valid, non-empty, inside the plan."""
+    plan = box(0.0, 0.0, *PLAN_SIZE)
+    for name, feats in layers.items():
+        for f in feats:
+            if f.geom is None:
+                continue
+            if f.geom.is_empty or not f.geom.is_valid or not plan.covers(f.geom):
+                raise ValueError(f"{name} {f.key}: geometry empty, invalid or outside the plan")
+
+
+def generate(out_dir: Path, seed: int = DEFAULT_SEED) -> DemoFiles:
+    """Write the demo plan area to out_dir: demo.gpkg, the attribute CSVs and manifest.json.
+
+    The Anoka County containment is checked when the shared data is present (it is not part of
+    an installed package); the manifest records the margin found, or null.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    layers = build(seed)
+    _validate(layers)
+    county_m = None
+    if counties_dump_path().exists():
+        county_m = check_inside_county(anoka_outline())
+    gpkg = out_dir / GPKG_NAME
+    gpkg.unlink(missing_ok=True)
+    csvs: dict[str, Path] = {}
+    written: list[str] = []
+    for name in LOAD_ORDER:
+        layer = BY_NAME[name]
+        if layer.geometry:
+            _frame(layer, layers[name]).to_file(gpkg, layer=name, driver="GPKG",
+                                                engine="pyogrio")
+            written.append(name)
+        else:
+            csvs[name] = out_dir / f"{name}.csv"
+            _write_csv(csvs[name], layer, layers[name])
+    manifest = out_dir / "manifest.json"
+    manifest.write_text(json.dumps(_manifest(seed, layers, county_m), indent=2) + "\n",
+                        encoding="utf-8")
+    return DemoFiles(out_dir, gpkg, csvs, manifest, tuple(written))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m etl.demo OUT_DIR [--seed N]``."""
+    parser = argparse.ArgumentParser(prog="python -m etl.demo",
+                                     description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("out_dir", type=Path, help="directory to write the demo files into")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed (default 5362)")
+    args = parser.parse_args(argv)
+    try:
+        files = generate(args.out_dir, args.seed)
+    except (OSError, ValueError) as exc:
+        print(f"etl.demo: {exc}", file=sys.stderr)
+        return 1
+    for path in files.files:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

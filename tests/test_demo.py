@@ -1,0 +1,758 @@
+"""The demo plan area: deterministic, valid, inside Anoka County, and its stated numbers true.
+
+Every number in ``etl.demo.DEMO_CASES`` is recomputed here from the written files (not from
+the generator's tables), with shapely and the spec's rules, so the ledger and check tests in
+other modules can assert against DEMO_CASES with confidence. No database is needed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import geopandas as gpd
+import pyogrio
+import pytest
+from shapely import affinity
+from shapely.geometry import LineString, Point, Polygon, box
+from shapely.geometry.base import BaseGeometry
+from shapely.ops import linemerge, unary_union
+
+from etl import demo
+from rulem_db.layers import BY_NAME, FUNCTION_RATINGS, LAYERS
+
+ACRE = demo.ACRE_M2
+FT = demo.FT_M
+FACTOR = {"fill": 1.0, "excavate": 1.0, "drain_full": 1.0, "drain_partial": 0.5}
+RANKS = ("A", "AB", "B", "BC", "C", "CD", "D", "unranked")
+AT_LEAST_BC = set(RANKS[: RANKS.index("BC") + 1])
+LIMITS = {"high": (0.0, 0.0), "moderate": (0.5, 2.0), "slight": (1.0, 14.0),
+          "least": (None, 21.0)}
+BASELINE = "D-2019-01"
+MARKER_TOL_M = 10 * FT
+CASES = sorted(demo.DEMO_CASES)
+
+
+@dataclass
+class Demo:
+    """A generated demo read back from disk: spatial layers in local metres, CSV rows."""
+
+    files: demo.DemoFiles
+    world: dict[str, gpd.GeoDataFrame]
+    local: dict[str, gpd.GeoDataFrame]
+    rows: dict[str, list[dict[str, str]]]
+
+    def features(self, layer: str) -> Iterator[dict]:
+        """Each feature's fields (text as read) with its local geometry under 'geometry'."""
+        if layer in self.local:
+            yield from self.local[layer].to_dict("records")
+        else:
+            yield from self.rows[layer]
+
+    def of_permit(self, layer: str, permit: str) -> list[dict]:
+        return [f for f in self.features(layer) if f.get("permit_key") == permit]
+
+
+def _read(files: demo.DemoFiles) -> Demo:
+    world = {name: gpd.read_file(files.gpkg, layer=name) for name in files.gpkg_layers}
+    local = {}
+    for name, gdf in world.items():
+        moved = gdf.copy()
+        moved["geometry"] = [demo.to_local(g) for g in gdf.geometry]
+        local[name] = moved
+    rows = {}
+    for name, path in files.csv.items():
+        with path.open(encoding="utf-8", newline="") as f:
+            rows[name] = list(csv.DictReader(f))
+    return Demo(files, world, local, rows)
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    return _read(demo.generate(tmp_path_factory.mktemp("demo")))
+
+
+def _union(geoms) -> BaseGeometry:
+    return unary_union(list(geoms))
+
+
+def _baseline_wetland(d: Demo) -> BaseGeometry:
+    return _union(f["geometry"] for f in d.features("wetland")
+                  if f["delineation_key"] == BASELINE)
+
+
+def _site_parcels(d: Demo, permit: str) -> BaseGeometry:
+    by_pin = {f["feature_key"]: f["geometry"] for f in d.features("parcel")}
+    pins = next(r for r in d.rows["permit"] if r["permit_no"] == permit)["parcel_pins"]
+    return _union(by_pin[p] for p in pins.split(";"))
+
+
+def _central(d: Demo) -> BaseGeometry:
+    """Wetland connected to the seed by touching or through ditches touching both (3)."""
+    wet = {f["feature_key"]: f["geometry"] for f in d.features("wetland")
+           if f["delineation_key"] == BASELINE}
+    ditches = [f["geometry"] for f in d.features("ditch")]
+    reached = _union(f["geometry"] for f in d.features("central_wetland_seed"))
+    found: set[str] = set()
+    while True:
+        new = {k for k, g in wet.items() if k not in found and g.intersects(reached)}
+        via = {k for k, g in wet.items() if k not in found | new
+               and any(x.intersects(g) and x.intersects(reached) for x in ditches)}
+        if not new | via:
+            return _union(wet[k] for k in found)
+        found |= new | via
+        reached = _union([reached, *(wet[k] for k in new | via)])
+
+
+def _blank(value: object) -> bool:
+    """None, '' or NaN: how an empty field comes back from CSV or GPKG."""
+    return value is None or value == "" or (isinstance(value, float) and value != value)
+
+
+def _close(a: float, b: float, tol: float = 0.00011) -> bool:
+    return abs(a - b) <= tol
+
+
+# ------------------------------------------------------------------------------------------
+# Files, determinism, catalogue conformance
+# ------------------------------------------------------------------------------------------
+def _feature_dump(files: demo.DemoFiles) -> dict:
+    out = {}
+    for name in files.gpkg_layers:
+        gdf = gpd.read_file(files.gpkg, layer=name)
+        out[name] = [(g.wkt, json.dumps({k: v for k, v in r.items() if k != "geometry"},
+                                         default=str, sort_keys=True))
+                     for g, r in zip(gdf.geometry, gdf.to_dict("records"), strict=True)]
+    for name, path in files.csv.items():
+        out[name] = path.read_bytes()
+    out["manifest"] = files.manifest.read_bytes()
+    return out
+
+
+def test_same_seed_same_features(tmp_path: Path, d: Demo) -> None:
+    again = demo.generate(tmp_path / "again")
+    assert _feature_dump(again) == _feature_dump(d.files)
+
+
+def test_seed_changes_no_geometry_or_number(tmp_path: Path, d: Demo) -> None:
+    other = _read(demo.generate(tmp_path / "other", seed=1))
+    for name in d.files.gpkg_layers:
+        assert list(other.world[name].geometry.to_wkt()) == list(d.world[name].geometry.to_wkt())
+    assert other.rows["hydroperiod"] == d.rows["hydroperiod"]
+    assert other.rows["credit_transfer"] == d.rows["credit_transfer"]
+    assert other.rows["functional_assessment"] != d.rows["functional_assessment"]
+
+
+def test_main_writes_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.main([str(tmp_path / "cli")]) == 0
+    printed = capsys.readouterr().out.split()
+    assert str(tmp_path / "cli" / "manifest.json") in printed
+    assert all(Path(p).exists() for p in printed)
+
+
+def test_every_spatial_layer_with_catalogue_type_and_crs(d: Demo) -> None:
+    spatial = {layer.name for layer in LAYERS if layer.geometry}
+    assert set(d.files.gpkg_layers) == spatial
+    kinds = {"MULTIPOLYGON": "MultiPolygon", "MULTILINESTRING": "MultiLineString",
+             "POINT": "Point"}
+    for name in spatial:
+        info = pyogrio.read_info(d.files.gpkg, layer=name)
+        assert info["geometry_type"] == kinds[BY_NAME[name].geometry], name
+        assert info["crs"] == "EPSG:26915", name
+        assert info["features"] > 0, name
+        gdf = d.world[name]
+        assert gdf.geometry.is_valid.all() and not gdf.geometry.is_empty.any(), name
+        assert set(gdf.geometry.geom_type) == {kinds[BY_NAME[name].geometry]}, name
+
+
+def test_fields_follow_the_catalogue(d: Demo) -> None:
+    for layer in LAYERS:
+        expected = ["feature_key"] + [demo.file_field(c) for c in layer.columns]
+        if layer.geometry:
+            got = [c for c in d.world[layer.name].columns if c != "geometry"]
+        else:
+            got = list(d.rows[layer.name][0])
+        assert got == expected, layer.name
+        keys = [f["feature_key"] for f in d.features(layer.name)]
+        assert len(keys) == len(set(keys)) and all(keys), layer.name
+
+
+def test_required_and_coded_values(d: Demo) -> None:
+    for layer in LAYERS:
+        for f in d.features(layer.name):
+            for col in layer.columns:
+                value = f[demo.file_field(col)]
+                empty = _blank(value)
+                assert not (col.required and empty), (layer.name, f["feature_key"], col.name)
+                if col.codes and not empty:
+                    assert value in col.codes, (layer.name, f["feature_key"], col.name, value)
+
+
+def test_text_conventions(d: Demo) -> None:
+    iso = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+    for layer in LAYERS:
+        for f in d.features(layer.name):
+            for col in layer.columns:
+                value = f[demo.file_field(col)]
+                if col.kind == "date" and not _blank(value):
+                    assert iso.match(value), (layer.name, col.name, value)
+                if col.kind == "bool" and not layer.geometry:
+                    assert value in ("true", "false", ""), (layer.name, col.name, value)
+    for row in d.rows["functional_assessment"]:
+        ratings = json.loads(row["ratings"])
+        assert ratings and set(ratings.values()) <= set(FUNCTION_RATINGS)
+    for row in d.rows["permit"]:
+        assert re.match(r"^[0-9]{2}-[0-9]{3,4}$", row["permit_no"])
+        assert all(re.match(r"^\d{12}$", p) for p in row["parcel_pins"].split(";"))
+
+
+def test_every_reference_resolves(d: Demo) -> None:
+    keys = {layer.name: {f["feature_key"] for f in d.features(layer.name)} for layer in LAYERS}
+    for layer in LAYERS:
+        for col in layer.columns:
+            if not col.ref_layer:
+                continue
+            for f in d.features(layer.name):
+                value = f[demo.file_field(col)]
+                if not _blank(value):
+                    assert value in keys[col.ref_layer], (layer.name, col.name, value)
+
+
+def test_manifest_load_order_respects_references(d: Demo) -> None:
+    manifest = json.loads(d.files.manifest.read_text())
+    assert manifest["plan_area"] == demo.PLAN_NAME and manifest["crs"] == "EPSG:26915"
+    order = [e["layer"] for e in manifest["load_order"]]
+    assert order[:11] == ["cwmp_area", "central_wetland_seed", "parcel", "soil",
+                          "heritage_area", "figure5_area", "permit", "delineation", "wetland",
+                          "functional_assessment", "ditch"]
+    assert sorted(order) == sorted(layer.name for layer in LAYERS)
+    for entry in manifest["load_order"]:
+        layer = BY_NAME[entry["layer"]]
+        for col in layer.columns:
+            if col.ref_layer:
+                assert order.index(col.ref_layer) < order.index(layer.name), col.name
+        assert (d.files.out_dir / entry["file"]).exists()
+        assert entry["features"] == len(list(d.features(layer.name)))
+    assert set(manifest["tr55_cover"]) == set(demo.TR55_COVER)
+
+
+# ------------------------------------------------------------------------------------------
+# Placement and the parcel fabric
+# ------------------------------------------------------------------------------------------
+def test_plan_area_well_inside_anoka_county(d: Demo) -> None:
+    path = demo.counties_dump_path()
+    if not path.exists():
+        pytest.skip(f"shared data not found: {path}")
+    county = demo.anoka_outline()
+    plan = d.world["cwmp_area"].geometry.iloc[0]
+    assert county.contains(plan)
+    assert county.boundary.distance(plan) > demo.COUNTY_MARGIN_M
+    for name, gdf in d.world.items():
+        assert all(plan.covers(g) for g in gdf.geometry), name
+    assert json.loads(d.files.manifest.read_text())["inside_anoka_county_by_m"] > 1000
+
+
+def test_counties_dump_parses() -> None:
+    import gzip
+
+    path = demo.counties_dump_path()
+    if not path.exists():
+        pytest.skip(f"shared data not found: {path}")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        rows = demo.parse_counties_dump(f.read())
+    assert len(rows) == 7
+    attrs, geom = rows["003"]
+    assert attrs["co_name"] == "ANOKA" and geom.is_valid
+    assert abs(geom.area - float(attrs["shape_area"])) / geom.area < 1e-3
+
+
+def test_plan_area_size() -> None:
+    plan = demo.to_local(demo.plan_area_geometry())
+    assert plan.equals(box(0, 0, 2500, 2000))
+
+
+def test_parcels_tile_the_plan_without_overlap(d: Demo) -> None:
+    parcels = list(d.local["parcel"].geometry)
+    assert len(parcels) == demo.PLAN_FACTS["parcel_count"]
+    for i, a in enumerate(parcels):
+        for b in parcels[i + 1:]:
+            assert a.intersection(b).area < 1e-6
+    roads = 2500 * 30 + 350 * 30  # Main Street, Lake Drive
+    assert abs(sum(p.area for p in parcels) - (2500 * 2000 - roads)) < 1e-3
+
+
+def test_pins_look_like_anoka_pins(d: Demo) -> None:
+    raw = re.compile(r"^\d{2}[- ]31[- ]22[- ][1-4]{2}[- ]\d{4}$")
+    for f in d.features("parcel"):
+        assert raw.match(f["pin"]), f["pin"]
+        assert f["pin_normalized"] == demo.normalize_pin(f["pin"]) == f["feature_key"]
+    assert any(" " in f["pin"] for f in d.features("parcel"))
+
+
+# ------------------------------------------------------------------------------------------
+# Wetlands, delineations, submittals
+# ------------------------------------------------------------------------------------------
+def test_central_and_isolated_wetlands(d: Demo) -> None:
+    central = _central(d)
+    wet = {f["feature_key"]: f["geometry"] for f in d.features("wetland")
+           if f["delineation_key"] == BASELINE}
+    is_central = {k for k, g in wet.items() if g.intersection(central).area > 0}
+    assert is_central == set(demo.PLAN_FACTS["central_wetlands"])
+    assert set(wet) - is_central == set(demo.PLAN_FACTS["isolated_wetlands"])
+    seed = _union(f["geometry"] for f in d.features("central_wetland_seed"))
+    assert not wet["W-006"].intersects(seed.buffer(50))  # central only through its ditch
+
+
+def test_delineations_over_time(d: Demo) -> None:
+    dl = {f["feature_key"]: f for f in d.features("delineation")}
+    assert dl["D-2019-01"]["geometry"].equals(box(0, 0, 2500, 2000))
+    assert dl["D-2025-03"]["status"] == "approved"
+    assert dl["D-2025-03"]["approved_on"] > next(
+        r["decided_on"] for r in d.rows["permit"] if r["permit_no"] == "24-001")
+    assert dl["D-2025-07"]["status"] == "submitted" and _blank(dl["D-2025-07"]["approved_on"])
+    for f in d.features("wetland"):
+        assert dl[f["delineation_key"]]["geometry"].covers(f["geometry"]), f["feature_key"]
+    later = {f["feature_key"] for f in d.features("wetland") if f["delineation_key"] == "D-2025-03"}
+    assert later == {"W-101", "W-102"}
+    # the re-delineation drops the filled W-010 and maps the replacement basin as wetland
+    assert not dl["D-2025-03"]["geometry"].contains(Point(50, 500))
+    repl = _union(f["geometry"] for f in d.of_permit("replacement", "24-001")
+                  if f["component"] == "wetland")
+    w102 = next(f["geometry"] for f in d.features("wetland") if f["feature_key"] == "W-102")
+    assert w102.equals(repl)
+
+
+def test_submittals_complete(d: Demo) -> None:
+    assessed = {r["wetland_key"] for r in d.rows["functional_assessment"]}
+    assert assessed == {f["feature_key"] for f in d.features("wetland")}
+    ditch_permits = {f["permit_key"] for f in d.features("ditch") if f["permit_key"]}
+    buffered = {f["permit_key"] for f in d.features("buffer")}
+    for row in d.rows["permit"]:
+        no = row["permit_no"]
+        assert row["tep_on"] and row["decided_on"] and no in ditch_permits, no
+        assert bool(row["vegetation_plan_on"]) == (no in buffered), no
+
+
+# ------------------------------------------------------------------------------------------
+# The ledger
+# ------------------------------------------------------------------------------------------
+def _impact_acres(d: Demo, permit: str) -> float:
+    base = _baseline_wetland(d)
+    return sum(f["geometry"].intersection(base).area * FACTOR[f["kind"]]
+               for f in d.of_permit("impact", permit)) / ACRE
+
+
+def _credit_geometry(d: Demo, permit: str | None) -> BaseGeometry:
+    repl = _union(f["geometry"] for f in d.features("replacement")
+                  if (_blank(f["permit_key"]) if permit is None else f["permit_key"] == permit)
+                  and f["component"] == "wetland"
+                  and f["status"] == "certified")
+    heritage = _union(f["geometry"] for f in d.features("heritage_area")
+                      if f["community_kind"] == "upland" and f["rank"] in AT_LEAST_BC)
+    buffers = _union(f["geometry"] for f in d.features("buffer"))
+    plan = d.local["cwmp_area"].geometry.iloc[0]
+    return repl.difference(_baseline_wetland(d)).difference(buffers).difference(
+        heritage).intersection(plan)
+
+
+def _transfers(d: Demo, permit: str) -> tuple[float, float]:
+    rows = d.rows["credit_transfer"]
+    return (sum(float(r["acres"]) for r in rows if r["to_permit_key"] == permit),
+            sum(float(r["acres"]) for r in rows if r["from_permit_key"] == permit))
+
+
+@pytest.mark.parametrize("permit", CASES)
+def test_ledger_numbers(d: Demo, permit: str) -> None:
+    case = demo.DEMO_CASES[permit]
+    impact = _impact_acres(d, permit)
+    credit = _credit_geometry(d, permit).area / ACRE
+    t_in, t_out = _transfers(d, permit)
+    assert _close(impact, case["impact_acres"]), impact
+    assert _close(credit, case["credit_acres"]), credit
+    assert _close(t_in, case["transfers_in_acres"]) and _close(t_out, case["transfers_out_acres"])
+    assert _close(credit + t_in - t_out - impact, case["balance_acres"])
+    for wetland, (kind, area) in case["impacts"].items():
+        w = next(f["geometry"] for f in d.features("wetland") if f["feature_key"] == wetland)
+        hit = [f for f in d.of_permit("impact", permit) if f["geometry"].intersects(w)]
+        assert [f["kind"] for f in hit] == [kind]
+        assert abs(hit[0]["geometry"].intersection(w).area - area) < 1e-6
+    upland = sum(f["geometry"].area for f in d.of_permit("replacement", permit)
+                 if f["component"] == "upland")
+    assert _close(upland / ACRE, case["upland_replacement_acres"])
+
+
+@pytest.mark.parametrize("permit", CASES)
+def test_credit_by_parcel(d: Demo, permit: str) -> None:
+    credit = _credit_geometry(d, permit)
+    layout = dict(demo.PARCEL_LAYOUT)
+    hosted = {pid: credit.intersection(Polygon(layout[pid])).area / ACRE
+              for pid in demo.DEMO_CASES[permit]["parcels"]}
+    hosted = {k: v for k, v in hosted.items() if v > 0}
+    expected = demo.DEMO_CASES[permit]["credit_by_parcel_acres"]
+    assert set(hosted) == set(expected)
+    assert all(_close(hosted[k], expected[k]) for k in expected)
+
+
+def test_other_replacement_states_and_district_project(d: Demo) -> None:
+    def area(permit: str, status: str) -> float:
+        return sum(f["geometry"].area for f in d.of_permit("replacement", permit)
+                   if f["status"] == status) / ACRE
+
+    assert _close(area("24-005", "constructed"), demo.DEMO_CASES["24-005"]["constructed_acres"])
+    assert _close(area("24-007", "proposed"), demo.DEMO_CASES["24-007"]["proposed_acres"])
+    district = [f for f in d.features("replacement") if not _blank(f["district_project"])]
+    assert len(district) == 1 and _blank(district[0]["permit_key"])
+    assert _close(_credit_geometry(d, None).area / ACRE,
+                  demo.PLAN_FACTS["district_project_credit_acres"])
+
+
+def test_transfers_within_surplus(d: Demo) -> None:
+    for giver in {r["from_permit_key"] for r in d.rows["credit_transfer"]}:
+        surplus = _credit_geometry(d, giver).area / ACRE - _impact_acres(d, giver)
+        assert _transfers(d, giver)[1] <= surplus
+
+
+def test_replacements_in_plan_and_figure5(d: Demo) -> None:
+    zones = _union(f["geometry"] for f in d.features("figure5_area"))
+    plan = d.local["cwmp_area"].geometry.iloc[0]
+    for f in d.features("replacement"):
+        assert zones.covers(f["geometry"]) and plan.covers(f["geometry"]), f["feature_key"]
+
+
+def test_replacements_clear_of_buffers_and_wetland(d: Demo) -> None:
+    buffers = _union(f["geometry"] for f in d.features("buffer"))
+    base = _baseline_wetland(d)
+    for f in d.features("replacement"):
+        assert f["geometry"].distance(buffers) >= 24 - 1e-9, f["feature_key"]
+        assert f["geometry"].intersection(base).area == 0, f["feature_key"]
+
+
+def test_heritage_cases(d: Demo) -> None:
+    ha = list(d.features("heritage_area"))
+    wet_ha = _union(f["geometry"] for f in ha
+                    if f["community_kind"] == "wetland" and f["rank"] in AT_LEAST_BC)
+    up_bc = _union(f["geometry"] for f in ha
+                   if f["community_kind"] == "upland" and f["rank"] in AT_LEAST_BC)
+    up_c = _union(f["geometry"] for f in ha if f["community_kind"] == "upland"
+                  and f["rank"] not in AT_LEAST_BC)
+    assert {f["rank"] for f in ha} >= {"BC", "C", "B"}
+    for permit in CASES:
+        case = demo.DEMO_CASES[permit]
+        hit = _union(f["geometry"] for f in d.of_permit("impact", permit)).intersection(wet_ha)
+        dug = _union(f["geometry"] for f in d.of_permit("replacement", permit)
+                     if f["component"] == "wetland").intersection(up_bc)
+        assert _close(hit.area / ACRE, case.get("heritage_b_impact_acres", 0.0)), permit
+        assert _close(dug.area / ACRE, case.get("heritage_bc_overlap_acres", 0.0)), permit
+    c_dug = _union(f["geometry"] for f in d.of_permit("replacement", "24-002")).intersection(up_c)
+    assert _close(c_dug.area / ACRE, demo.DEMO_CASES["24-002"]["heritage_c_overlap_acres"])
+
+
+# ------------------------------------------------------------------------------------------
+# Buffers, trails, markers, structures, easements, declarations
+# ------------------------------------------------------------------------------------------
+def _protected_edge(d: Demo, permit: str) -> BaseGeometry:
+    central = _central(d)
+    return central.boundary.intersection(_site_parcels(d, permit))
+
+
+def _transects(d: Demo, permit: str) -> list[float]:
+    """Buffer widths (ft) on outward normals at the middle of every 5 ft of protected edge."""
+    effective = _union(f["geometry"] for f in d.of_permit("buffer", permit)).difference(
+        _union(f["geometry"] for f in d.of_permit("trail", permit)))
+    central = _central(d)
+    widths = []
+    for seg in _segments(_protected_edge(d, permit)):
+        (x0, y0), (x1, y1) = seg.coords
+        n = int(seg.length / (5 * FT))
+        ux, uy = (x1 - x0) / seg.length, (y1 - y0) / seg.length
+        for i in range(n):
+            s = (i + 0.5) * 5 * FT
+            px, py = x0 + ux * s, y0 + uy * s
+            for nx, ny in ((-uy, ux), (uy, -ux)):
+                if not central.contains(Point(px + nx * 0.01, py + ny * 0.01)):
+                    break
+            ray = LineString([(px, py), (px + nx * 200, py + ny * 200)])
+            widths.append(_first_run(ray.intersection(effective), Point(px, py)) / FT)
+    return widths
+
+
+def _segments(geom: BaseGeometry) -> list[LineString]:
+    lines = [g for g in getattr(geom, "geoms", [geom]) if isinstance(g, LineString)]
+    return [LineString(pair) for line in lines for pair in zip(line.coords, line.coords[1:],
+                                                               strict=False)]
+
+
+def _first_run(hit: BaseGeometry, start: Point) -> float:
+    for part in getattr(hit, "geoms", [hit]):
+        if isinstance(part, LineString) and not part.is_empty and part.distance(start) < 1e-6:
+            return part.length
+    return 0.0
+
+
+@pytest.mark.parametrize("permit", CASES)
+def test_buffer_widths(d: Demo, permit: str) -> None:
+    stated = demo.DEMO_CASES[permit]["buffer"]
+    if stated is None:
+        assert not d.of_permit("buffer", permit)
+        assert _protected_edge(d, permit).length == 0
+        return
+    widths = _transects(d, permit)
+    edge = sum(s.length for s in _segments(_protected_edge(d, permit)))
+    assert abs(edge - stated["edge_m"] - stated.get("island_edge_m", 0.0)) < 1e-6
+    assert abs(min(widths) - stated["min_ft"]) < 0.01
+    assert abs(sum(widths) / len(widths) - stated["mean_ft"]) < 0.3
+    passes = min(widths) >= 25 and sum(widths) / len(widths) >= 50
+    assert passes == ("6(c) buffer_avg_width" not in demo.DEMO_CASES[permit]["fails"])
+
+
+def test_narrow_buffer_numbers(d: Demo) -> None:
+    stated = demo.DEMO_CASES["24-004"]["buffer"]
+    buffer = _union(f["geometry"] for f in d.of_permit("buffer", "24-004"))
+    narrow = buffer.intersection(box(1150, 0, 1250, 2000))
+    assert abs(narrow.area / stated["narrow_length_m"] / FT - stated["narrow_width_ft"]) < 1e-6
+    plain = (buffer.area / stated["edge_m"]) / FT
+    assert abs(plain - stated["mean_ignoring_trail_ft"]) < 0.005
+
+
+def test_trails(d: Demo) -> None:
+    for f in d.features("trail"):
+        permit = f["permit_key"]
+        buffer = _union(b["geometry"] for b in d.of_permit("buffer", permit))
+        assert buffer.covers(f["geometry"])
+        stated = demo.DEMO_CASES[permit]["buffer"]["trail_width_ft"]
+        minx, miny, maxx, maxy = f["geometry"].bounds
+        assert abs(min(maxx - minx, maxy - miny) / FT - f["width_ft"]) < 1e-6
+        assert f["width_ft"] == stated
+        assert (f["width_ft"] > 10) == ("6(f)(iv) trail_width" in demo.DEMO_CASES[permit]["fails"])
+
+
+def _upland_edge(d: Demo, permit: str) -> LineString:
+    buffer = _union(f["geometry"] for f in d.of_permit("buffer", permit))
+    edge = buffer.boundary.difference(_central(d).buffer(0.01)).difference(
+        _site_parcels(d, permit).boundary.buffer(0.01))
+    merged = linemerge(edge) if edge.geom_type == "MultiLineString" else edge
+    assert merged.geom_type == "LineString", permit
+    return merged
+
+
+def _crossings(d: Demo, edge: LineString) -> list[Point]:
+    zone = edge.buffer(0.02)
+    found: dict[tuple[float, float], Point] = {}
+    for g in d.local["parcel"].geometry:
+        hit = g.boundary.intersection(zone)
+        for part in getattr(hit, "geoms", [hit]):
+            if not part.is_empty:
+                c = part.centroid
+                found[(round(c.x, 1), round(c.y, 1))] = c
+    return list(found.values())
+
+
+@pytest.mark.parametrize("permit", CASES)
+def test_markers(d: Demo, permit: str) -> None:
+    stated = demo.DEMO_CASES[permit]["markers"]
+    markers = [f["geometry"] for f in d.of_permit("buffer_marker", permit)]
+    if stated is None:
+        assert not markers
+        return
+    edge = _upland_edge(d, permit)
+    assert len(markers) == stated["count"]
+    assert all(edge.distance(m) < 0.02 for m in markers)
+    assert {f["marker_type"] for f in d.of_permit("buffer_marker", permit)} == {
+        stated.get("type", "free_standing")}
+    stops = sorted([0.0, edge.length, *(edge.project(m) for m in markers)])
+    gaps = [(b - a) / FT for a, b in zip(stops, stops[1:], strict=False)]
+    assert abs(max(gaps) - stated["max_gap_ft"]) < 0.1
+    assert sorted(round(g, 2) for g in gaps if g > 200) == list(
+        stated.get("gaps_over_200_ft", ()))
+    crossings = _crossings(d, edge)
+    unmarked = [c for c in crossings if min(c.distance(m) for m in markers) > MARKER_TOL_M]
+    assert len(crossings) == stated["lot_line_crossings"]
+    assert len(unmarked) == stated["unmarked_crossings"]
+    if unmarked:
+        assert abs(unmarked[0].x - stated["unmarked_crossing_x_m"]) < 0.05
+
+
+def test_structures_and_impervious_in_buffers(d: Demo) -> None:
+    base = _baseline_wetland(d)
+    for permit in CASES:
+        buffer = _union(f["geometry"] for f in d.of_permit("buffer", permit))
+        for f in d.of_permit("impervious", permit):
+            assert f["geometry"].intersection(buffer).area < 1e-6
+        for f in d.of_permit("structure", permit):
+            if f["geometry"].intersection(buffer).area > 1:
+                assert f["buffer_exception"] in ("suspended_6fi", "public_utility_6fii")
+            in_wetland = f["geometry"].intersection(base).area
+            violates = (in_wetland > 1 and f["kind"] in ("road", "utility", "other")
+                        and _blank(f["variance_ref"]))
+            assert violates == ("7(g) structure_in_wetland" in demo.DEMO_CASES[permit]["fails"])
+            if violates:
+                assert abs(in_wetland - demo.DEMO_CASES[permit]["road_in_wetland_m2"]) < 1e-6
+        edge = _protected_edge(d, permit)
+        for f in d.of_permit("bmp", permit):
+            if f["kind"] == "infiltration" and not edge.is_empty:
+                assert f["geometry"].distance(edge) > 25 * FT
+
+
+def test_infiltration_bmps_on_a_b_soils(d: Demo) -> None:
+    ab = _union(f["geometry"] for f in d.features("soil")
+                if f["hydrologic_soil_group"] in ("A", "B") and not f["high_groundwater"]
+                and not f["contaminated"])
+    for f in d.features("bmp"):
+        if f["kind"] == "infiltration":
+            assert ab.covers(f["geometry"]), f["feature_key"]
+
+
+@pytest.mark.parametrize("permit", CASES)
+def test_easement_coverage(d: Demo, permit: str) -> None:
+    parcels = _site_parcels(d, permit)
+    wet = _union(Polygon(p.exterior) for g in (f["geometry"] for f in d.features("wetland")
+                                               if f["delineation_key"] == BASELINE)
+                 for p in g.geoms)
+    buffer = _union(f["geometry"] for f in d.of_permit("buffer", permit))
+    need = _union([wet.intersection(parcels), buffer.intersection(parcels)])
+    easement = _union(f["geometry"] for f in d.of_permit("easement", permit))
+    gap = need.difference(easement)
+    case = demo.DEMO_CASES[permit]
+    assert _close(gap.area / ACRE, case["easement_uncovered_acres"])
+    if "easement_uncovered_m2" in case:
+        assert abs(gap.intersection(buffer).area - case["easement_uncovered_m2"]["buffer"]) < 1e-6
+        assert abs(gap.intersection(wet).area - case["easement_uncovered_m2"]["wetland"]) < 1e-6
+    assert ("8 easement_coverage" in case["fails"]) == (gap.area > 1)
+
+
+@pytest.mark.parametrize("permit", CASES)
+def test_declarations(d: Demo, permit: str) -> None:
+    case = demo.DEMO_CASES[permit]
+    rows = [r for r in d.rows["declaration"] if r["permit_key"] == permit]
+    assert tuple(r["kind"] for r in rows) == case["declarations"]
+    for r in rows:
+        assert r["recording_no"] or r["public_land_agreement"] == "true"
+    needed = {"fertilizer_snow"}
+    if d.of_permit("buffer", permit):
+        needed.add("buffer")
+    buffer = _union(f["geometry"] for f in d.of_permit("buffer", permit))
+    if any(f["geometry"].intersection(buffer).area > 1 for f in d.of_permit("grading", permit)):
+        needed.add("buffer_restoration_3yr")
+        graded = sum(f["geometry"].intersection(buffer).area
+                     for f in d.of_permit("grading", permit))
+        assert abs(graded - case["buffer_grading_m2"]) < 1e-6
+    missing = needed - {r["kind"] for r in rows}
+    assert missing == set(case.get("missing_declarations", ()))
+    assert bool(missing) == ("5(e) declaration_missing" in case["fails"])
+
+
+# ------------------------------------------------------------------------------------------
+# Stormwater and hydroperiod
+# ------------------------------------------------------------------------------------------
+def _is_cd(soil: dict) -> bool:
+    return (soil["hydrologic_soil_group"] not in ("A", "B") or bool(soil["high_groundwater"])
+            or bool(soil["contaminated"]))
+
+
+def _volumes(d: Demo, permit: str, sw: BaseGeometry) -> tuple[float, float]:
+    v_ab = v_cd = 0.0
+    for cover in d.of_permit("land_cover", permit):
+        for soil in d.features("soil"):
+            piece = cover["geometry"].intersection(sw).intersection(soil["geometry"]).area
+            if piece <= 0:
+                continue
+            cn = demo.curve_number(cover["cover_class"], soil["hydrologic_soil_group"])
+            v = demo.runoff_in(cn) / 12 * piece * demo.SQFT_PER_M2
+            if _is_cd(soil):
+                v_cd += v
+            else:
+                v_ab += v
+    return v_ab, v_cd
+
+
+def test_runoff_oracles() -> None:
+    for cn, q in ((98, 2.569), (80, 1.102), (74, 0.784), (61, 0.292), (39, 0.0)):
+        assert abs(demo.runoff_in(cn) - q) < 0.0005
+
+
+@pytest.mark.parametrize("permit", CASES)
+def test_stormwater(d: Demo, permit: str) -> None:
+    case = demo.DEMO_CASES[permit]
+    covers = _union(f["geometry"] for f in d.of_permit("land_cover", permit))
+    sws = d.of_permit("subwatershed", permit)
+    assert set(case["stormwater"]) == {f["feature_key"] for f in sws}
+    ok = True
+    for sw in sws:
+        stated = case["stormwater"][sw["feature_key"]]
+        assert covers.intersection(sw["geometry"]).area == pytest.approx(sw["geometry"].area)
+        v_ab, v_cd = _volumes(d, permit, sw["geometry"])
+        assert abs(v_ab - stated["v_ab_cuft"]) <= 0.5 and abs(v_cd - stated["v_cd_cuft"]) <= 0.5
+        vol = {k: 0.0 for k in ("infiltration", "pretreatment", "biofiltration", "wet_pond")}
+        for b in d.features("bmp"):
+            if b["subwatershed_key"] == sw["feature_key"]:
+                assert sw["geometry"].covers(b["geometry"])
+                vol[b["kind"]] += b["volume_cuft"]
+        assert {k: v for k, v in vol.items() if v} == {
+            k: stated[k] for k in vol if k in stated}
+        ok &= vol["infiltration"] + min(vol["pretreatment"], 0.2 * v_ab) >= v_ab
+        ok &= vol["biofiltration"] >= 0.2 * v_cd
+        ok &= vol["biofiltration"] + vol["wet_pond"] >= v_cd
+        if v_cd and "biofiltration_share" in stated:
+            assert abs(vol["biofiltration"] / v_cd - stated["biofiltration_share"]) < 0.0005
+    assert ok == ("5(c) biofiltration_share" not in case["fails"])
+
+
+@pytest.mark.parametrize("permit", CASES)
+def test_triggers(d: Demo, permit: str) -> None:
+    base = _baseline_wetland(d)
+    found = set()
+    if any(f["geometry"].intersection(base).area > 1 for f in d.of_permit("impact", permit)):
+        found.add("2(a)(i)")
+    new = sum(f["geometry"].area for f in d.of_permit("impervious", permit)
+              if f["condition"] == "proposed") * demo.SQFT_PER_M2
+    if new > 10_000:
+        found.add("2(a)(ii)")
+    if any(f["alters_runoff_to_wetland"] for f in d.of_permit("grading", permit)):
+        found.add("2(a)(iii)")
+    case = demo.DEMO_CASES[permit]
+    assert found == set(case["triggers"])
+    assert case["pins"] == tuple(
+        next(r for r in d.rows["permit"] if r["permit_no"] == permit)["parcel_pins"].split(";"))
+
+
+@pytest.mark.parametrize("permit", CASES)
+def test_new_impervious(d: Demo, permit: str) -> None:
+    new = sum(f["geometry"].area for f in d.of_permit("impervious", permit)
+              if f["condition"] == "proposed") * demo.SQFT_PER_M2
+    assert abs(new - demo.DEMO_CASES[permit]["new_impervious_sqft"]) <= 0.5
+    assert (new > 10_000) == ("2(a)(ii)" in demo.DEMO_CASES[permit].get("triggers", ()))
+
+
+@pytest.mark.parametrize("permit", CASES)
+def test_hydroperiod(d: Demo, permit: str) -> None:
+    classes = {f["feature_key"]: f["susceptibility_class"] for f in d.features("wetland")}
+    rows = [r for r in d.rows["hydroperiod"] if r["permit_key"] == permit]
+    stated = demo.DEMO_CASES[permit]["hydroperiod"]
+    assert {r["wetland_key"] for r in rows} == set(stated)
+    receiving = {f["receiving_wetland_key"] for f in d.of_permit("subwatershed", permit)}
+    assert receiving == set(stated)
+    ok = True
+    for r in rows:
+        cls, bounce, days = stated[r["wetland_key"]]
+        assert classes[r["wetland_key"]] == cls
+        up = float(r["proposed_bounce_ft"]) - float(r["existing_bounce_ft"])
+        more = float(r["proposed_inundation_days"]) - float(r["existing_inundation_days"])
+        assert abs(up - bounce) < 1e-9 and abs(more - days) < 1e-9
+        max_up, max_days = LIMITS[cls]
+        ok &= (max_up is None or up <= max_up + 1e-9) and more <= max_days + 1e-9
+    assert ok == ("5(d) bounce" not in demo.DEMO_CASES[permit]["fails"])
+
+
+def test_species_record_is_restricted_layer(d: Demo) -> None:
+    assert BY_NAME["species_record"].restricted
+    assert len(d.local["species_record"]) == 1
+
+
+def test_local_geometry_round_trips() -> None:
+    g = box(1, 2, 3, 4)
+    assert demo.to_local(demo.to_world(g)).equals(g)
+    assert affinity.translate(g, 0, 0).equals(g)
