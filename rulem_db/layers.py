@@ -221,6 +221,10 @@ LAYERS: tuple[Layer, ...] = (
             Col("vegetation_plan_on", "date", "Date the buffer vegetation management plan was "
                 "approved (6(d))."),
             Col("species_assessment_on", "date", "Date of a protected species assessment (3(d))."),
+            Col("ditch_determined_on", "date", "Date of the on-site determination of all ditches "
+                "(3(f)); recorded even when it found none."),
+            Col("public_land", "bool", "The site is public land or right-of-way (6, 6(b): "
+                "agreements and flush or breakaway markers allowed)."),
         ),
         key="permit_no",
     ),
@@ -239,6 +243,8 @@ LAYERS: tuple[Layer, ...] = (
                 True, REPLACEMENT_COMPONENTS),
             Col("status", "text", "Construction status.", True, REPLACEMENT_STATUS),
             Col("status_on", "date", "Date the status was reached."),
+            Col("planned_type", "text", "Circular 39 type the replacement will create (for "
+                "Figure 5 conformance, 7(c)).", codes=CIRCULAR39_TYPES),
         ),
         extra_checks=(
             ("has_owner", "permit_id IS NOT NULL OR district_project IS NOT NULL"),
@@ -339,6 +345,8 @@ LAYERS: tuple[Layer, ...] = (
             _permit(),
             Col("name", "text", "Subwatershed name.", True),
             Col("receiving_wetland_id", "ref:wetland", "Receiving wetland."),
+            Col("routable_to_ab", "bool", "Its C/D soils drain by gravity to on-site A/B soils, "
+                "so infiltration applies (5(c)(iii))."),
         ),
     ),
     Layer(
