@@ -15,6 +15,7 @@ BEGIN
       AND EXISTS (SELECT 1 FROM information_schema.columns ic
                   WHERE ic.table_schema = 'core' AND ic.table_name = tb.table_name
                     AND ic.column_name = 'version_id')
+      AND tb.table_name <> 'species_record'  -- restricted (3(d)): not even its counts in pub
     ORDER BY tb.table_name
   LOOP
     parts := parts || format(

@@ -99,3 +99,57 @@ def test_errors_never_show_the_password(db_url: str, tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert "s3cret-not-shown" not in proc.stderr + proc.stdout
     assert proc.stderr.startswith("rulem-db backup:")
+
+
+def test_etl_role_cannot_delete_or_rewrite_history(engine: sa.Engine) -> None:
+    pid = _edit_history(engine)
+    for sql, match in [
+        ("DELETE FROM core.parcel", "permission denied|not allowed"),
+        ("TRUNCATE core.parcel", "permission denied|not allowed"),
+        (f"UPDATE core.parcel SET pin = 'forged' WHERE parcel_id = {pid} "
+         "AND valid_to IS NOT NULL", "is history"),
+        ("UPDATE core.parameter SET value_num = 2 WHERE name = 'replacement_ratio'",
+         "permission denied|append-only"),
+        ("DELETE FROM ops.batch", "permission denied"),
+    ]:
+        with pytest.raises(sa.exc.DBAPIError, match=match), engine.begin() as conn:
+            conn.execute(sa.text("SET ROLE rulem_etl"))
+            conn.execute(sa.text(sql))
+
+
+def test_restricted_layers_are_readable_only_by_the_restricted_role(engine: sa.Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            "INSERT INTO core.species_record (plan_area_id, species, source_fid, geom) "
+            f"VALUES (1, 'Blanding''s turtle', 'S1', {SQUARE})"))
+    with engine.connect() as conn:
+        conn.execute(sa.text("SET ROLE rulem_restricted"))
+        assert conn.execute(sa.text("SELECT count(*) FROM restricted.species_record")).scalar() == 1
+    for role in ("rulem_staff", "rulem_gis", "rulem_etl"):
+        with pytest.raises(sa.exc.ProgrammingError, match="permission denied"), \
+                engine.connect() as conn:
+            conn.execute(sa.text(f"SET ROLE {role}"))
+            conn.execute(sa.text("SELECT count(*) FROM restricted.species_record"))
+    with engine.connect() as conn:
+        published = conn.execute(sa.text(
+            "SELECT count(*) FROM information_schema.views WHERE table_schema = 'pub' "
+            "AND view_definition ILIKE '%species_record%'")).scalar()
+    assert published == 0
+
+
+def test_public_can_execute_nothing_and_security_definers_pin_search_path(
+        engine: sa.Engine) -> None:
+    with engine.connect() as conn:
+        public_exec = conn.execute(sa.text(
+            "SELECT p.oid::regprocedure::text FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname IN ('core', 'ops', 'staging', 'ledger', 'checks') "
+            "AND has_function_privilege('public', p.oid, 'EXECUTE')")).scalars().all()
+        loose_definers = conn.execute(sa.text(
+            "SELECT p.oid::regprocedure::text FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'public') "
+            "AND p.prosecdef AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c "
+            "WHERE c LIKE 'search_path=%')")).scalars().all()
+    assert public_exec == []
+    assert loose_definers == []
