@@ -1,10 +1,136 @@
-"""Tables of the rule checks (findings, check runs):
-defined here, created by their own Alembic revision."""
+"""Tables of the rule checks: the catalogue of checks, check runs, their findings and the
+per-permit outcome of every check: defined here, created by their own Alembic revision
+(migrations/versions/0004_checks.py).
+
+Why four tables and not one: a finding is a failure with a place on the map, but staff also
+need to see that a check passed or did not apply to a permit (`pub.permit_compliance`), and
+both must be traceable to the run that produced them. Runs are kept, so "what changed since
+last night" is a comparison of two runs. The check functions themselves live in sql/200-299.
+"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
+from geoalchemy2 import Geometry
+
+SEVERITIES = ("error", "warning", "info")
+OUTCOMES = ("pass", "fail", "not_applicable")
+WORSE = ("higher", "lower", "flag")
+_CHECK_KEY = ["checks.rule_check.paragraph", "checks.rule_check.check_code"]
+
+
+def _codes(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
 
 
 def define(md: sa.MetaData, srid: int) -> None:
-    """Add this concern's tables to the metadata (schema checks)."""
+    """Add the checks schema's tables to the metadata."""
+    sa.Table(
+        "rule_check", md,
+        sa.Column("paragraph", sa.Text, primary_key=True,
+                  comment="Rule M paragraph, e.g. '6(c)'."),
+        sa.Column("check_code", sa.Text, primary_key=True,
+                  comment="Short code of the check, e.g. 'buffer_min_width'."),
+        sa.Column("severity", sa.Text, nullable=False,
+                  comment="Severity of a failure: error, warning or info."),
+        sa.Column("title", sa.Text, nullable=False, comment="What the rule requires."),
+        sa.Column("measure", sa.Text, nullable=False,
+                  comment="Exactly what is measured and compared with the limit."),
+        sa.Column("unit", sa.Text, comment="Unit of the measured value and the limit."),
+        sa.Column("worse", sa.Text, nullable=False,
+                  comment="Which measured values are worse: higher, lower, or flag (yes/no)."),
+        sa.Column("sort_order", sa.Integer, nullable=False,
+                  comment="Order of the check in reports (the rule's order)."),
+        sa.CheckConstraint(f"severity IN ({_codes(SEVERITIES)})", name="severity_code"),
+        sa.CheckConstraint(f"worse IN ({_codes(WORSE)})", name="worse_code"),
+        schema="checks",
+        comment="Catalogue of the Rule M checks (seeded by sql/200_check_catalogue.sql).",
+    )
+    sa.Table(
+        "run", md,
+        sa.Column("run_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="Check run id."),
+        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
+                  nullable=False, comment="Plan area checked."),
+        sa.Column("permit_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  comment="The one permit checked, or NULL when every permit was."),
+        sa.Column("started_at", sa.DateTime(timezone=True), nullable=False,
+                  server_default=sa.text("clock_timestamp()"), comment="Start time."),
+        sa.Column("finished_at", sa.DateTime(timezone=True), comment="End time."),
+        sa.Column("permit_count", sa.Integer, comment="Permits checked."),
+        sa.Column("finding_count", sa.Integer, comment="Findings recorded."),
+        sa.Column("error_count", sa.Integer, comment="Findings of severity error."),
+        sa.Column("warning_count", sa.Integer, comment="Findings of severity warning."),
+        sa.Column("created_by", sa.Text, nullable=False, server_default=sa.text("current_user"),
+                  comment="Database user that ran the checks."),
+        sa.Index("ix_run_plan_area", "plan_area_id", "run_id"),
+        schema="checks",
+        comment="One row per run of the rule checks.",
+    )
+    sa.Table(
+        "finding", md,
+        sa.Column("finding_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="Finding id."),
+        sa.Column("run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"), nullable=False,
+                  comment="Check run that found it."),
+        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
+                  nullable=False, comment="Plan area."),
+        sa.Column("paragraph", sa.Text, nullable=False,
+                  comment="Rule M paragraph, e.g. '6(c)'."),
+        sa.Column("check_code", sa.Text, nullable=False, comment="Short code of the check."),
+        sa.Column("severity", sa.Text, nullable=False, comment="error, warning or info."),
+        sa.Column("permit_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  comment="Permit concerned (NULL for a District project)."),
+        sa.Column("parcel_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  comment="Parcel concerned, when the check is per parcel."),
+        sa.Column("feature_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  comment="The feature found at fault (structure, BMP, replacement, ...)."),
+        sa.Column("measured_value", sa.Numeric, comment="Measured value."),
+        sa.Column("limit_value", sa.Numeric, comment="The rule's limit for it."),
+        sa.Column("unit", sa.Text, comment="Unit of the measured value and the limit."),
+        sa.Column("message", sa.Text, nullable=False, comment="What is wrong, in one line."),
+        sa.Column("geom", Geometry("GEOMETRY", srid=srid, spatial_index=False),
+                  comment="Where: the failing area, line or point, in the working CRS."),
+        sa.CheckConstraint(f"severity IN ({_codes(SEVERITIES)})", name="severity_code"),
+        sa.ForeignKeyConstraint(["paragraph", "check_code"],
+                                _CHECK_KEY,
+                                name="fk_finding_rule_check"),
+        sa.Index("ix_finding_run", "run_id"),
+        sa.Index("ix_finding_permit", "permit_id", "run_id"),
+        sa.Index("ix_finding_geom", "geom", postgresql_using="gist"),
+        schema="checks",
+        comment="Findings of the rule checks: a failure, its measure, limit and place.",
+    )
+    sa.Table(
+        "outcome", md,
+        sa.Column("outcome_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="Outcome id."),
+        sa.Column("run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"), nullable=False,
+                  comment="Check run."),
+        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
+                  nullable=False, comment="Plan area."),
+        sa.Column("permit_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  nullable=False, comment="Permit."),
+        sa.Column("paragraph", sa.Text, nullable=False, comment="Rule M paragraph."),
+        sa.Column("check_code", sa.Text, nullable=False, comment="Short code of the check."),
+        sa.Column("outcome", sa.Text, nullable=False,
+                  comment="pass, fail or not_applicable."),
+        sa.Column("measured_value", sa.Numeric,
+                  comment="The worst measured value of the permit for this check."),
+        sa.Column("limit_value", sa.Numeric, comment="The limit that value was held against."),
+        sa.Column("unit", sa.Text, comment="Unit."),
+        sa.Column("evaluated_count", sa.Integer, nullable=False,
+                  comment="Cases evaluated (features, parcels, subwatersheds ...)."),
+        sa.Column("finding_count", sa.Integer, nullable=False, comment="Cases that failed."),
+        sa.Column("message", sa.Text, comment="The worst case, in one line."),
+        sa.CheckConstraint(f"outcome IN ({_codes(OUTCOMES)})", name="outcome_code"),
+        sa.ForeignKeyConstraint(["paragraph", "check_code"],
+                                _CHECK_KEY,
+                                name="fk_outcome_rule_check"),
+        sa.UniqueConstraint("run_id", "permit_id", "paragraph", "check_code",
+                            name="uq_outcome_run_permit_check"),
+        sa.Index("ix_outcome_permit", "permit_id", "run_id"),
+        schema="checks",
+        comment="Outcome of every check for every permit of a run: pass, fail or not "
+                "applicable.",
+    )
