@@ -1,10 +1,147 @@
 """Tables of the ledger (append-only entries, change queue, recompute runs):
-defined here, created by their own Alembic revision."""
+defined here, created by their own Alembic revision (0003).
+
+Why three tables: `ledger.entry` is the book (append-only, every number with the run, reason and
+input versions that produced it); `ledger.change_queue` says which owners (permits or District
+projects) the input layers' triggers saw change since the last recompute; `ledger.run` records
+each recompute. Functions, views and triggers live in sql/100-199 (docs/ledger.md).
+"""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql as pg
+
+# Measures an entry can carry, with the side of the book they fall on. Debits and credits make
+# the balance (credit - debit); memo measures are shown but never enter a balance.
+MEASURES: dict[str, str] = {
+    "impact": "memo",              # impact acres (area x factor), spec section 4
+    "required": "debit",           # impact x replacement_ratio, 7(b)
+    "credit": "credit",            # replacement credit at counted_credit_status or beyond
+    "transfer_in": "credit",       # credit transferred to the permit
+    "transfer_out": "debit",       # credit transferred from the permit
+    "credit_proposed": "memo",     # replacement credit of status proposed
+    "credit_constructed": "memo",  # replacement credit of status constructed
+    "credit_hosted": "memo",       # counted credit generated on the parcel, wherever allocated
+}
+ENTRY_KINDS = ("debit", "credit", "memo")
+RUN_MODES = ("all", "queue")
+RUN_STATUS = ("running", "done", "failed")
+
+
+def _codes(values) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+def _owner_check() -> sa.CheckConstraint:
+    return sa.CheckConstraint("(permit_id IS NULL) <> (district_project IS NULL)", name="one_owner")
 
 
 def define(md: sa.MetaData, srid: int) -> None:
     """Add this concern's tables to the metadata (schema ledger)."""
+    sa.Table(
+        "run", md,
+        sa.Column("run_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="Recompute run id."),
+        sa.Column("mode", sa.Text, nullable=False,
+                  comment="all (every owner recomputed) or queue (only what changed)."),
+        sa.Column("status", sa.Text, nullable=False, server_default="running",
+                  comment="running, done or failed."),
+        sa.Column("workers", sa.Integer, nullable=False, server_default="1",
+                  comment="Connections that drained the change queue for this run."),
+        sa.Column("queue_items", sa.Integer, comment="Change queue rows processed."),
+        sa.Column("owners", sa.Integer, comment="Permits and District projects recomputed."),
+        sa.Column("entries", sa.Integer, comment="Entries posted (new entries and reversals)."),
+        sa.Column("reversals", sa.Integer, comment="Of those, reversals."),
+        sa.Column("message", sa.Text, comment="Outcome in one line (the error when failed)."),
+        sa.Column("created_by", sa.Text, nullable=False, server_default=sa.text("current_user"),
+                  comment="Database user that ran the recompute."),
+        sa.Column("started_at", sa.DateTime(timezone=True), nullable=False,
+                  server_default=sa.text("clock_timestamp()"), comment="Start time."),
+        sa.Column("finished_at", sa.DateTime(timezone=True), comment="End time."),
+        sa.CheckConstraint(f"mode IN ({_codes(RUN_MODES)})", name="mode_code"),
+        sa.CheckConstraint(f"status IN ({_codes(RUN_STATUS)})", name="status_code"),
+        schema="ledger",
+        comment="One row per recompute: what it was asked to do, what it posted.",
+    )
+    sa.Table(
+        "entry", md,
+        sa.Column("entry_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="Entry id."),
+        sa.Column("run_id", sa.BigInteger, sa.ForeignKey("ledger.run.run_id"), nullable=False,
+                  comment="Recompute run that posted the entry."),
+        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
+                  nullable=False, comment="Plan area."),
+        sa.Column("permit_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  comment="Permit the entry belongs to (NULL for a District project)."),
+        sa.Column("district_project", sa.Text,
+                  comment="District replacement project the entry belongs to (no permit)."),
+        sa.Column("parcel_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  comment="Parcel the acres are allocated to; NULL when no parcel could be "
+                          "found (see docs/ledger.md)."),
+        sa.Column("measure", sa.Text, nullable=False,
+                  comment="What the acres measure: " + ", ".join(MEASURES) + "."),
+        sa.Column("entry_kind", sa.Text, nullable=False,
+                  comment="debit (required, transfer_out), credit (credit, transfer_in) or memo "
+                          "(shown, never in a balance)."),
+        sa.Column("acres", sa.Numeric, nullable=False,
+                  comment="Acres, full precision; a reversal carries the negated acres."),
+        sa.Column("reverses_entry_id", sa.BigInteger, sa.ForeignKey("ledger.entry.entry_id"),
+                  unique=True, comment="The entry this one reverses (NULL for a new entry)."),
+        sa.Column("reason", sa.Text, nullable=False,
+                  comment="Why it was posted: the changes that queued the recompute."),
+        sa.Column("inputs", pg.JSONB, nullable=False,
+                  comment="Version ids of the inputs that produced the figure, by layer, and "
+                          "the parameter rows used."),
+        sa.Column("posted_by", sa.Text, nullable=False, server_default=sa.text("current_user"),
+                  comment="Database user that posted it."),
+        sa.Column("posted_at", sa.DateTime(timezone=True), nullable=False,
+                  server_default=sa.text("now()"),
+                  comment="When posted (transaction time); balances as of a date read this."),
+        _owner_check(),
+        sa.CheckConstraint(f"measure IN ({_codes(MEASURES)})", name="measure_code"),
+        sa.CheckConstraint(f"entry_kind IN ({_codes(ENTRY_KINDS)})", name="entry_kind_code"),
+        sa.CheckConstraint(
+            "entry_kind = CASE WHEN measure IN ("
+            + _codes(m for m, k in MEASURES.items() if k == "debit") + ") THEN 'debit' "
+            "WHEN measure IN (" + _codes(m for m, k in MEASURES.items() if k == "credit")
+            + ") THEN 'credit' ELSE 'memo' END",
+            name="kind_of_measure"),
+        sa.Index("ix_entry_permit_id", "permit_id", "measure"),
+        sa.Index("ix_entry_parcel_id", "parcel_id", "posted_at"),
+        sa.Index("ix_entry_district_project", "plan_area_id", "district_project",
+                 postgresql_where=sa.text("district_project IS NOT NULL")),
+        sa.Index("ix_entry_run_id", "run_id"),
+        sa.Index("ix_entry_posted_at", "plan_area_id", "posted_at"),
+        schema="ledger",
+        comment="The replacement ledger: append-only entries; a change is a reversal plus a "
+                "new entry.",
+    )
+    sa.Table(
+        "change_queue", md,
+        sa.Column("queue_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="Queue row id."),
+        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
+                  nullable=False, comment="Plan area."),
+        sa.Column("permit_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  comment="Permit to recompute (NULL for a District project)."),
+        sa.Column("district_project", sa.Text, comment="District project to recompute."),
+        sa.Column("layer", sa.Text, nullable=False,
+                  comment="Layer whose change queued the owner (or 'recompute')."),
+        sa.Column("feature_id", sa.BigInteger, comment="Feature that changed."),
+        sa.Column("version_id", sa.BigInteger, comment="Version that was opened or closed."),
+        sa.Column("parcel_id", sa.BigInteger, comment="Parcel that changed, for parcel changes."),
+        sa.Column("reason", sa.Text, nullable=False, comment="What changed, in words."),
+        sa.Column("queued_at", sa.DateTime(timezone=True), nullable=False,
+                  server_default=sa.text("clock_timestamp()"), comment="When queued."),
+        sa.Column("processed_at", sa.DateTime(timezone=True),
+                  comment="When a recompute processed it (NULL while waiting)."),
+        sa.Column("processed_run_id", sa.BigInteger, sa.ForeignKey("ledger.run.run_id"),
+                  comment="Run that processed it."),
+        _owner_check(),
+        sa.Index("ix_change_queue_waiting", "queue_id",
+                 postgresql_where=sa.text("processed_at IS NULL")),
+        schema="ledger",
+        comment="Owners (permits, District projects) whose inputs changed, waiting for "
+                "recompute; rows are kept, marked processed, as the audit of why.",
+    )

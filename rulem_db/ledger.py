@@ -1,0 +1,200 @@
+"""The ledger's Python API: recompute (drain the change queue, or everything) and read balances.
+
+Why so little here: the database is the engine. Measuring, allocating, comparing and posting
+are SQL functions (sql/100-199, docs/ledger.md); this module opens a run, lets one or more
+connections drain the change queue (ledger.drain uses FOR UPDATE SKIP LOCKED, so workers never
+take the same rows, and posting locks each owner, so no line is posted twice), closes the run
+and says what was posted. The CLI, the flows and the demo call `recompute`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from rulem_db import db as dbmod
+
+DEFAULT_WORKERS = 2
+CHUNK = 50  # change-queue rows per transaction: small enough to keep locks short
+
+
+@dataclass
+class RecomputeSummary:
+    """What a recompute did: its run, what it processed and what it posted."""
+
+    run_id: int
+    mode: str
+    status: str
+    workers: int
+    queue_items: int
+    owners: int
+    entries: int
+    reversals: int
+    seconds: float
+    posted: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def new_entries(self) -> int:
+        return self.entries - self.reversals
+
+    def __str__(self) -> str:
+        if not self.entries:
+            return (f"run {self.run_id}: {self.owners} owners recomputed, nothing to post "
+                    f"({self.seconds:.2f} s)")
+        return (f"run {self.run_id}: {self.owners} owners recomputed, {self.entries} entries "
+                f"posted ({self.new_entries} new, {self.reversals} reversals) "
+                f"in {self.seconds:.2f} s")
+
+
+def _drain(conn: sa.Connection, run_id: int, chunk: int) -> int:
+    """Drain until the queue has nothing this connection can take; returns rows taken."""
+    taken = 0
+    while True:
+        with conn.begin():
+            n = conn.execute(sa.text("SELECT ledger.drain(:r, :n)"),
+                             {"r": run_id, "n": chunk}).scalar_one()
+        if not n:
+            return taken
+        taken += n
+
+
+def _posted(conn: sa.Connection, run_id: int) -> list[dict[str, Any]]:
+    """Each line the run touched: its acres before and after (full precision)."""
+    rows = conn.execute(sa.text(
+        "SELECT coalesce(permit_no, district_project) AS owner, pin, measure, "
+        "-coalesce(sum(acres_exact) FILTER (WHERE reverses_entry_id IS NOT NULL), 0) "
+        "  AS before_acres, "
+        "coalesce(sum(acres_exact) FILTER (WHERE reverses_entry_id IS NULL), 0) AS after_acres "
+        "FROM pub.ledger_entry WHERE run_id = :r "
+        "GROUP BY 1, 2, 3 ORDER BY 1, 2 NULLS LAST, 3"), {"r": run_id}).mappings().all()
+    return [dict(r) for r in rows]
+
+
+def _summary(conn: sa.Connection, run_id: int, seconds: float,
+             posted: bool) -> RecomputeSummary:
+    r = conn.execute(sa.text("SELECT * FROM ledger.run WHERE run_id = :r"),
+                     {"r": run_id}).mappings().one()
+    return RecomputeSummary(
+        run_id=run_id, mode=r["mode"], status=r["status"], workers=r["workers"],
+        queue_items=r["queue_items"] or 0, owners=r["owners"] or 0, entries=r["entries"] or 0,
+        reversals=r["reversals"] or 0, seconds=seconds,
+        posted=_posted(conn, run_id) if posted else [])
+
+
+def _recompute_on(conn: sa.Connection, all: bool, chunk: int,
+                  with_posted: bool) -> RecomputeSummary:
+    """Single worker, in the caller's transaction (nothing is committed here)."""
+    start = time.perf_counter()
+    run_id = conn.execute(sa.text("SELECT ledger.start_run(:m, 1)"),
+                          {"m": "all" if all else "queue"}).scalar_one()
+    if all:
+        conn.execute(sa.text("SELECT ledger.enqueue_all(:r)"), {"r": run_id})
+    while conn.execute(sa.text("SELECT ledger.drain(:r, :n)"), {"r": run_id, "n": chunk}
+                       ).scalar_one():
+        pass
+    conn.execute(sa.text("SELECT ledger.finish_run(:r)"), {"r": run_id})
+    return _summary(conn, run_id, time.perf_counter() - start, with_posted)
+
+
+def recompute(url_or_conn: str | sa.Connection, all: bool = False,  # noqa: A002
+              workers: int = DEFAULT_WORKERS, chunk: int = CHUNK,
+              with_posted: bool = False) -> RecomputeSummary:
+    """Bring the ledger up to date with the inputs and return what was posted.
+
+    all=False drains the change queue (what the input triggers saw change); all=True first
+    queues every owner of every plan area. Given a URL, `workers` connections drain at once,
+    each chunk in its own transaction, so a failure keeps what was already posted and leaves
+    the rest queued. Given a Connection, one worker runs in the caller's transaction.
+    with_posted=True also returns the posted changes per owner, parcel and measure.
+    """
+    if isinstance(url_or_conn, sa.Connection):
+        return _recompute_on(url_or_conn, all, chunk, with_posted)
+    eng = dbmod.engine(url_or_conn, pool_size=max(workers, 1) + 1)
+    start = time.perf_counter()
+    try:
+        with eng.begin() as conn:
+            run_id = conn.execute(sa.text("SELECT ledger.start_run(:m, :w)"),
+                                  {"m": "all" if all else "queue", "w": workers}).scalar_one()
+        try:
+            if all:
+                with eng.begin() as conn:
+                    conn.execute(sa.text("SELECT ledger.enqueue_all(:r)"), {"r": run_id})
+            _run_workers(eng, run_id, max(workers, 1), chunk)
+        except Exception as exc:
+            with eng.begin() as conn:
+                conn.execute(sa.text("SELECT ledger.finish_run(:r, 'failed', :m)"),
+                             {"r": run_id, "m": " ".join(str(exc).split())[:500]})
+            raise
+        with eng.begin() as conn:
+            conn.execute(sa.text("SELECT ledger.finish_run(:r)"), {"r": run_id})
+            return _summary(conn, run_id, time.perf_counter() - start, with_posted)
+    finally:
+        eng.dispose()
+
+
+def _run_workers(eng: sa.Engine, run_id: int, workers: int, chunk: int) -> None:
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            with eng.connect() as conn:
+                _drain(conn, run_id, chunk)
+        except BaseException as exc:  # re-raised in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, name=f"ledger-worker-{i}")
+               for i in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+BALANCE_COLUMNS: dict[str, Sequence[str]] = {
+    "plan": ("code", "impact_acres", "required_acres", "credit_acres", "credit_proposed_acres",
+             "credit_constructed_acres", "unallocated_balance_acres", "balance_acres", "status",
+             "parcels_in_deficit", "permits_in_deficit"),
+    "parcel": ("pin", "impact_acres", "required_acres", "credit_acres", "credit_proposed_acres",
+               "credit_constructed_acres", "credit_hosted_acres", "balance_acres", "status"),
+    "permit": ("permit_no", "permit_status", "baseline_on", "impact_acres", "required_acres",
+               "credit_acres", "transfer_in_acres", "transfer_out_acres",
+               "credit_proposed_acres", "credit_constructed_acres", "balance_acres", "status"),
+}
+
+
+def normalize_pin(pin: str) -> str:
+    """The matching key of a PIN: punctuation and spaces removed, upper case (as ingest does)."""
+    return "".join(ch for ch in pin if ch.isalnum()).upper()
+
+
+def balances(conn: sa.Connection, level: str, key: str | None = None,
+             as_of: str | None = None, only_active: bool = False) -> list[dict[str, Any]]:
+    """Rows of pub.<level>_balance (or its _as_of(date) function) for the CLI and reports.
+
+    level is plan, parcel or permit; key a PIN (parcel) or permit number (permit).
+    """
+    if level not in BALANCE_COLUMNS:
+        raise ValueError(f"unknown balance level {level!r}: plan, parcel or permit")
+    source = (f"pub.{level}_balance_as_of(CAST(:as_of AS date))" if as_of
+              else f"pub.{level}_balance")
+    where, params = [], {"as_of": as_of}
+    if key is not None and level == "parcel":
+        where.append("b.parcel_id IN (SELECT f.feature_id FROM core.feature f "
+                     "WHERE f.layer = 'parcel' AND f.feature_key = :key)")
+        params["key"] = normalize_pin(key)
+    elif key is not None and level == "permit":
+        where.append("b.permit_no = :key")
+        params["key"] = key
+    if only_active and level != "plan":
+        where.append("b.status <> 'none'")
+    order = {"plan": "b.plan_area_id", "parcel": "b.pin", "permit": "b.permit_no"}[level]
+    sql = (f"SELECT {', '.join('b.' + c for c in BALANCE_COLUMNS[level])} FROM {source} b"
+           + (" WHERE " + " AND ".join(where) if where else "") + f" ORDER BY {order}")
+    return [dict(r) for r in conn.execute(sa.text(sql), params).mappings().all()]

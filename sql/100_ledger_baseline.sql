@@ -1,0 +1,149 @@
+-- 100_ledger_baseline: what the ledger measures against, and helpers every ledger file uses.
+--   * the baseline date of an owner (a permit: baseline_on, else decided_on, else today; a
+--     District project: its earliest status date, else today);
+--   * the baseline wetland near a window: core.wetland_layer's rule (sql/050) evaluated only
+--     for the wetland features whose box meets the window, so that a permit's measure reads the
+--     few wetlands around it instead of the whole plan area (tests/test_ledger_measure.py
+--     proves it returns the same rows as core.wetland_layer);
+--   * null-safe geometry algebra (a missing geometry is empty, never NULL) and the ledger's
+--     parameters as of a date.
+
+-- Null-safe geometry algebra for the ledger: NULL means "nothing", so a - NULL = a, and results
+-- keep only their polygonal part (a shared edge is not area).
+CREATE OR REPLACE FUNCTION ledger.minus(a geometry, b geometry) RETURNS geometry
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE
+    WHEN a IS NULL THEN NULL
+    WHEN b IS NULL OR NOT ST_Intersects(a, b) THEN a
+    ELSE (SELECT CASE WHEN ST_IsEmpty(g) THEN NULL ELSE g END
+          FROM ST_CollectionExtract(ST_Difference(a, b), 3) AS g)
+  END
+$$;
+COMMENT ON FUNCTION ledger.minus(geometry, geometry) IS
+  'a minus b, polygons only; NULL stands for nothing (a - NULL = a, NULL - b = NULL).';
+
+CREATE OR REPLACE FUNCTION ledger.meet(a geometry, b geometry) RETURNS geometry
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE
+    WHEN a IS NULL OR b IS NULL OR NOT ST_Intersects(a, b) THEN NULL
+    WHEN ST_CoveredBy(a, b) THEN a
+    WHEN ST_CoveredBy(b, a) THEN b
+    ELSE (SELECT CASE WHEN ST_IsEmpty(g) THEN NULL ELSE g END
+          FROM ST_CollectionExtract(ST_Intersection(a, b), 3) AS g)
+  END
+$$;
+COMMENT ON FUNCTION ledger.meet(geometry, geometry) IS
+  'a intersected with b, polygons only; NULL (nothing) when either is NULL or they do not meet.';
+
+CREATE OR REPLACE FUNCTION ledger.acres(g geometry) RETURNS numeric
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$ SELECT coalesce(core.acres(g), 0) $$;
+COMMENT ON FUNCTION ledger.acres(geometry) IS
+  'core.acres with NULL (nothing) as 0 acres.';
+
+CREATE OR REPLACE FUNCTION ledger.permit_baseline_on(p_baseline_on date, p_decided_on date)
+RETURNS date LANGUAGE sql STABLE PARALLEL SAFE AS
+$$ SELECT coalesce(p_baseline_on, p_decided_on, current_date) $$;
+COMMENT ON FUNCTION ledger.permit_baseline_on(date, date) IS
+  'Baseline date of a permit (spec section 3): baseline_on, else decided_on, else today while '
+  'undecided. Its wetland layer, and the parameters in force on it, measure the permit.';
+
+CREATE OR REPLACE FUNCTION ledger.baseline_wetland(p_plan_area_id integer, p_on date,
+                                                   p_window geometry)
+RETURNS TABLE (
+  wetland_id bigint,
+  version_id bigint,
+  delineation_id bigint,
+  delineation_version_id bigint,
+  geom geometry
+)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  WITH w AS (
+    SELECT w.wetland_id, w.version_id, w.delineation_id, w.geom
+    FROM core.wetland w
+    WHERE w.valid_to IS NULL AND w.plan_area_id = p_plan_area_id AND w.geom && p_window
+  ), d AS (              -- the approved delineations of those wetlands, as of p_on
+    SELECT dl.delineation_id, dl.version_id, dl.approved_on, dl.geom,
+           EXISTS (SELECT 1 FROM core.delineation l
+                   WHERE l.valid_to IS NULL AND l.plan_area_id = p_plan_area_id
+                     AND l.status = 'approved' AND l.approved_on <= p_on
+                     AND (l.approved_on, l.delineation_id) > (dl.approved_on, dl.delineation_id)
+                     AND l.geom && dl.geom) AS superseded_somewhere
+    FROM core.delineation dl
+    WHERE dl.valid_to IS NULL AND dl.plan_area_id = p_plan_area_id
+      AND dl.status = 'approved' AND dl.approved_on <= p_on
+      AND dl.delineation_id IN (SELECT w.delineation_id FROM w)
+  ), piece AS (
+    SELECT w.wetland_id, w.version_id, w.delineation_id, d.version_id AS delineation_version_id,
+           CASE
+             WHEN NOT d.superseded_somewhere THEN w.geom
+             ELSE (SELECT CASE
+                            WHEN later.geom IS NULL AND ST_CoveredBy(w.geom, d.geom) THEN w.geom
+                            ELSE ST_Multi(ST_CollectionExtract(ST_Intersection(
+                                   w.geom, ledger.minus(d.geom, later.geom)), 3))
+                          END
+                   FROM (SELECT ST_Union(l.geom ORDER BY l.delineation_id) AS geom
+                         FROM core.delineation l
+                         WHERE l.valid_to IS NULL AND l.plan_area_id = p_plan_area_id
+                           AND l.status = 'approved' AND l.approved_on <= p_on
+                           AND (l.approved_on, l.delineation_id)
+                               > (d.approved_on, d.delineation_id)
+                           AND l.geom && d.geom AND l.geom && w.geom) later)
+           END AS geom
+    FROM w JOIN d ON d.delineation_id = w.delineation_id
+  )
+  SELECT piece.wetland_id, piece.version_id, piece.delineation_id, piece.delineation_version_id,
+         piece.geom
+  FROM piece
+  WHERE NOT ST_IsEmpty(piece.geom)
+$$;
+COMMENT ON FUNCTION ledger.baseline_wetland(integer, date, geometry) IS
+  'The rows of core.wetland_layer(plan area, date) whose wetland box meets p_window (same rule: '
+  'approved delineations, each clipped where a later-approved study area covers it), with the '
+  'versions used. Local, so a permit''s measure reads only the wetlands around it.';
+
+-- The parameters the ledger reads, in force on a date, with the parameter rows used (so an
+-- entry names the exact rows behind its figure).
+CREATE OR REPLACE FUNCTION ledger.parameters(p_plan_area_id integer, p_on date)
+RETURNS TABLE (
+  partial_drain_factor numeric,
+  replacement_ratio numeric,
+  counted_credit_status text,
+  heritage_threshold_ordinal integer,
+  parameter_ids integer[]
+)
+LANGUAGE sql STABLE AS $$
+  SELECT core.param_num(p_plan_area_id, 'partial_drain_factor', p_on),
+         core.param_num(p_plan_area_id, 'replacement_ratio', p_on),
+         core.param_text(p_plan_area_id, 'counted_credit_status', p_on),
+         (SELECT r.ordinal FROM core.heritage_rank r
+          WHERE r.rank = core.param_text(p_plan_area_id, 'heritage_threshold', p_on)),
+         (SELECT array_agg(x.parameter_id ORDER BY x.parameter_id) FROM (
+            SELECT DISTINCT ON (p.name) p.parameter_id FROM core.parameter p
+            WHERE p.plan_area_id = p_plan_area_id AND p.effective_on <= p_on
+              AND p.name IN ('partial_drain_factor', 'replacement_ratio',
+                             'counted_credit_status', 'heritage_threshold')
+            ORDER BY p.name, p.effective_on DESC) x)
+$$;
+COMMENT ON FUNCTION ledger.parameters(integer, date) IS
+  'The ledger''s parameters (partial_drain_factor, replacement_ratio, counted_credit_status, '
+  'heritage_threshold as a rank ordinal) in force for a plan area on a date, and their row ids.';
+
+-- Replacement status order: credit counts at counted_credit_status or any later status.
+CREATE OR REPLACE FUNCTION ledger.status_rank(p_status text) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE p_status WHEN 'proposed' THEN 1 WHEN 'constructed' THEN 2 WHEN 'certified' THEN 3
+         END
+$$;
+COMMENT ON FUNCTION ledger.status_rank(text) IS
+  'Order of replacement status: proposed 1 < constructed 2 < certified 3.';
+
+REVOKE ALL ON FUNCTION ledger.permit_baseline_on(date, date),
+  ledger.baseline_wetland(integer, date, geometry), ledger.minus(geometry, geometry),
+  ledger.meet(geometry, geometry), ledger.acres(geometry), ledger.parameters(integer, date),
+  ledger.status_rank(text) FROM PUBLIC;
+GRANT USAGE ON SCHEMA ledger TO rulem_etl;
+GRANT EXECUTE ON FUNCTION ledger.permit_baseline_on(date, date),
+  ledger.baseline_wetland(integer, date, geometry), ledger.minus(geometry, geometry),
+  ledger.meet(geometry, geometry), ledger.acres(geometry), ledger.parameters(integer, date),
+  ledger.status_rank(text) TO rulem_etl;

@@ -1,0 +1,112 @@
+-- 150_ledger_desired_state: what the inputs imply now, line by line. A line is (owner, parcel,
+-- measure) with its acres and the input versions behind it; posting (sql/160) compares these
+-- lines with the posted ones. An owner is a permit or a District project (replacement with no
+-- permit). Measures: impact, required, credit, transfer_in, transfer_out, credit_proposed,
+-- credit_constructed (allocated as sql/140 says) and credit_hosted (the counted credit
+-- generated on each parcel, where it lies, whoever it is allocated to).
+
+CREATE OR REPLACE FUNCTION ledger.desired_state(p_plan_area_id integer, p_permit_ids bigint[],
+                                                p_district_projects text[] DEFAULT '{}')
+RETURNS TABLE (
+  permit_id bigint,
+  district_project text,
+  parcel_id bigint,
+  measure text,
+  acres numeric,
+  inputs jsonb
+)
+LANGUAGE sql STABLE AS $$
+  WITH own AS (
+    SELECT x.permit_id, NULL::text AS district_project
+    FROM unnest(p_permit_ids) AS x(permit_id) WHERE x.permit_id IS NOT NULL
+    UNION
+    SELECT NULL::bigint, x.district_project
+    FROM unnest(p_district_projects) AS x(district_project) WHERE x.district_project IS NOT NULL
+  ), m AS MATERIALIZED (
+    SELECT row_number() OVER () AS okey, own.permit_id, own.district_project, om.*
+    FROM own
+    CROSS JOIN LATERAL ledger.owner_measure(p_plan_area_id, own.permit_id,
+                                            own.district_project) om
+  ), piece AS (               -- the ground each owner's figures come from, by kind
+    SELECT m.okey, k.kind, k.geom
+    FROM m CROSS JOIN LATERAL (VALUES
+      ('impact_full', m.impact_full_geom), ('impact_partial', m.impact_partial_geom),
+      ('certified', m.certified_geom), ('constructed', m.constructed_geom),
+      ('proposed', m.proposed_geom)) AS k(kind, geom)
+    WHERE k.geom IS NOT NULL
+  ), on_parcel AS MATERIALIZED (
+    SELECT piece.okey, piece.kind, pa.parcel_id, pa.parcel_version_id, pa.acres
+    FROM piece CROSS JOIN LATERAL ledger.parcel_areas(p_plan_area_id, piece.geom) pa
+  ), basis AS (               -- candidate allocation bases: weight per owner and parcel
+    SELECT o.okey, b.basis, o.parcel_id, sum(b.weight) AS weight
+    FROM on_parcel o
+    JOIN m ON m.okey = o.okey
+    CROSS JOIN LATERAL (VALUES
+      ('impact', CASE o.kind WHEN 'impact_full' THEN o.acres
+                             WHEN 'impact_partial' THEN o.acres * m.partial_drain_factor END),
+      ('counted', CASE WHEN o.kind IN ('certified', 'constructed', 'proposed')
+                        AND ledger.status_rank(o.kind)
+                            >= ledger.status_rank(m.counted_credit_status) THEN o.acres END),
+      ('constructed', CASE WHEN o.kind = 'constructed' THEN o.acres END),
+      ('proposed', CASE WHEN o.kind = 'proposed' THEN o.acres END),
+      ('any', CASE WHEN o.kind IN ('certified', 'constructed', 'proposed') THEN o.acres END)
+    ) AS b(basis, weight)
+    WHERE b.weight IS NOT NULL
+    GROUP BY o.okey, b.basis, o.parcel_id
+    UNION ALL
+    SELECT DISTINCT m.okey, 'pins', p.parcel_id, 1::numeric
+    FROM m JOIN core.parcel p
+      ON p.pin_normalized = ANY(m.parcel_pins) AND p.valid_to IS NULL
+     AND p.plan_area_id = p_plan_area_id
+  ), total AS (               -- each owner's total per measure
+    SELECT m.okey, t.measure, t.acres, m.impact_acres > 0 AS has_impact
+    FROM m CROSS JOIN LATERAL (VALUES
+      ('impact', m.impact_acres), ('required', m.required_acres), ('credit', m.credit_acres),
+      ('transfer_in', m.transfer_in_acres), ('transfer_out', m.transfer_out_acres),
+      ('credit_proposed', m.credit_proposed_acres),
+      ('credit_constructed', m.credit_constructed_acres)) AS t(measure, acres)
+    WHERE t.acres <> 0
+  ), chain (measure, with_impact, priority, basis) AS (
+    VALUES ('impact', true, 1, 'impact'), ('impact', true, 2, 'pins'),
+           ('required', true, 1, 'impact'), ('required', true, 2, 'pins')
+    UNION ALL
+    SELECT c.measure, w.with_impact, w.priority, w.basis
+    FROM (VALUES ('credit', 'counted'), ('transfer_in', 'counted'), ('transfer_out', 'counted'),
+                 ('credit_proposed', 'proposed'), ('credit_constructed', 'constructed'))
+         AS c(measure, own_basis)
+    CROSS JOIN LATERAL (VALUES (true, 1, 'impact'), (true, 2, 'pins'),
+                               (false, 1, c.own_basis), (false, 2, 'any'), (false, 3, 'pins'))
+         AS w(with_impact, priority, basis)
+  ), chosen AS (              -- per owner and measure, the first basis that has weight
+    SELECT DISTINCT ON (t.okey, t.measure) t.okey, t.measure, c.basis
+    FROM total t
+    JOIN chain c ON c.measure = t.measure AND c.with_impact = t.has_impact
+    WHERE EXISTS (SELECT 1 FROM basis b WHERE b.okey = t.okey AND b.basis = c.basis
+                  AND b.weight > 0)
+    ORDER BY t.okey, t.measure, c.priority
+  ), allocated AS (
+    SELECT t.okey, t.measure, s.parcel_id, s.acres
+    FROM total t
+    LEFT JOIN chosen c ON c.okey = t.okey AND c.measure = t.measure
+    CROSS JOIN LATERAL ledger.split(
+      t.acres,
+      ARRAY(SELECT b.parcel_id FROM basis b WHERE b.okey = t.okey AND b.basis = c.basis),
+      ARRAY(SELECT b.weight FROM basis b WHERE b.okey = t.okey AND b.basis = c.basis)) s
+    UNION ALL
+    SELECT b.okey, 'credit_hosted', b.parcel_id, b.weight
+    FROM basis b WHERE b.basis = 'counted'
+  )
+  SELECT m.permit_id, m.district_project, a.parcel_id, a.measure, a.acres,
+         m.inputs || jsonb_build_object('parcel', (
+           SELECT pv.version_id FROM core.parcel pv
+           WHERE pv.parcel_id = a.parcel_id AND pv.valid_to IS NULL))
+  FROM allocated a JOIN m ON m.okey = a.okey
+  WHERE a.acres <> 0
+$$;
+COMMENT ON FUNCTION ledger.desired_state(integer, bigint[], text[]) IS
+  'The ledger lines the current inputs imply for some owners (permits; District projects by '
+  'name): (owner, parcel, measure, acres, input versions). Posting compares them with what is '
+  'posted.';
+
+REVOKE ALL ON FUNCTION ledger.desired_state(integer, bigint[], text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.desired_state(integer, bigint[], text[]) TO rulem_etl;

@@ -1,0 +1,122 @@
+-- 160_ledger_posting: the book is append-only; recompute posts only differences.
+-- For each line (owner, parcel, measure) the open entry is the last new entry not yet
+-- reversed; the posted acres of a line are the sum of its entries, which always equals its
+-- open entry. Posting compares the desired lines (sql/150) with the open entries and, where
+-- they differ, posts a reversal of the open entry (negated acres) and a new entry, both
+-- tagged with the run, the reason and the input versions. Equal lines post nothing, so a
+-- second recompute posts nothing.
+-- Concurrency: posting takes each owner's transaction lock (ledger.owner_lock) in a fixed
+-- order before it reads what is posted, so two recomputes of one owner run one after the
+-- other and the second sees the first's entries.
+
+DROP TRIGGER IF EXISTS entry_append_only ON ledger.entry;
+CREATE TRIGGER entry_append_only BEFORE UPDATE OR DELETE ON ledger.entry
+  FOR EACH ROW EXECUTE FUNCTION ops.refuse_change();
+DROP TRIGGER IF EXISTS entry_no_truncate ON ledger.entry;
+CREATE TRIGGER entry_no_truncate BEFORE TRUNCATE ON ledger.entry
+  FOR EACH STATEMENT EXECUTE FUNCTION ops.refuse_change();
+
+CREATE OR REPLACE FUNCTION ledger.entry_kind(p_measure text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN p_measure IN ('required', 'transfer_out') THEN 'debit'
+              WHEN p_measure IN ('credit', 'transfer_in') THEN 'credit'
+              ELSE 'memo' END
+$$;
+COMMENT ON FUNCTION ledger.entry_kind(text) IS
+  'Side of the book of a measure: debit (required, transfer_out), credit (credit, '
+  'transfer_in), memo (everything else; never in a balance).';
+
+CREATE OR REPLACE FUNCTION ledger.owner_key(p_permit_id bigint, p_district_project text)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$ SELECT coalesce('permit:' || p_permit_id, 'project:' || p_district_project) $$;
+COMMENT ON FUNCTION ledger.owner_key(bigint, text) IS
+  'One text key for a ledger owner: permit:<id> or project:<name>.';
+
+CREATE OR REPLACE FUNCTION ledger.post(p_run_id bigint, p_plan_area_id integer,
+                                       p_permit_ids bigint[],
+                                       p_district_projects text[] DEFAULT '{}',
+                                       p_reasons jsonb DEFAULT '{}')
+RETURNS TABLE (entries integer, reversals integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  n_new integer;
+  n_rev integer;
+BEGIN
+  PERFORM ledger.owner_lock(o.permit_id, o.district_project)
+  FROM (SELECT DISTINCT x.permit_id, NULL::text AS district_project
+        FROM unnest(p_permit_ids) AS x(permit_id) WHERE x.permit_id IS NOT NULL
+        UNION
+        SELECT DISTINCT NULL::bigint, x.d
+        FROM unnest(p_district_projects) AS x(d) WHERE x.d IS NOT NULL
+        ORDER BY 1, 2) o;
+
+  WITH desired AS MATERIALIZED (
+    SELECT d.*, ledger.owner_key(d.permit_id, d.district_project) AS okey
+    FROM ledger.desired_state(p_plan_area_id, p_permit_ids, p_district_projects) d
+  ), open AS (
+    SELECT e.entry_id, e.permit_id, e.district_project, e.parcel_id, e.measure, e.acres,
+           ledger.owner_key(e.permit_id, e.district_project) AS okey
+    FROM ledger.entry e
+    WHERE e.plan_area_id = p_plan_area_id AND e.reverses_entry_id IS NULL
+      AND e.permit_id = ANY(p_permit_ids)
+      AND NOT EXISTS (SELECT 1 FROM ledger.entry r WHERE r.reverses_entry_id = e.entry_id)
+    UNION ALL
+    SELECT e.entry_id, e.permit_id, e.district_project, e.parcel_id, e.measure, e.acres,
+           ledger.owner_key(e.permit_id, e.district_project)
+    FROM ledger.entry e
+    WHERE e.plan_area_id = p_plan_area_id AND e.reverses_entry_id IS NULL
+      AND e.district_project = ANY(p_district_projects)
+      AND NOT EXISTS (SELECT 1 FROM ledger.entry r WHERE r.reverses_entry_id = e.entry_id)
+  ), diff AS MATERIALIZED (
+    SELECT coalesce(d.okey, o.okey) AS okey,
+           coalesce(d.permit_id, o.permit_id) AS permit_id,
+           coalesce(d.district_project, o.district_project) AS district_project,
+           coalesce(d.parcel_id, o.parcel_id) AS parcel_id,
+           coalesce(d.measure, o.measure) AS measure,
+           o.entry_id AS open_id, o.acres AS open_acres, d.acres, d.inputs
+    FROM desired d
+    FULL JOIN open o
+      ON o.okey = d.okey AND coalesce(o.parcel_id, -1) = coalesce(d.parcel_id, -1)
+     AND o.measure = d.measure
+    WHERE d.acres IS DISTINCT FROM o.acres
+  ), ins AS (
+    INSERT INTO ledger.entry (run_id, plan_area_id, permit_id, district_project, parcel_id,
+                              measure, entry_kind, acres, reverses_entry_id, reason, inputs)
+    SELECT p_run_id, p_plan_area_id, y.permit_id, y.district_project, y.parcel_id, y.measure,
+           ledger.entry_kind(y.measure), y.acres, y.reverses,
+           coalesce(p_reasons ->> y.okey, 'recompute'), y.inputs
+    FROM (
+      SELECT diff.okey, diff.permit_id, diff.district_project, diff.parcel_id, diff.measure,
+             1 AS step, -diff.open_acres AS acres, diff.open_id AS reverses,
+             coalesce(diff.inputs,
+                      (SELECT d2.inputs - 'parcel' FROM desired d2 WHERE d2.okey = diff.okey
+                       LIMIT 1),
+                      jsonb_build_object('permit', (
+                        SELECT pv.version_id FROM core.permit pv
+                        WHERE pv.permit_id = diff.permit_id
+                        ORDER BY pv.valid_from DESC LIMIT 1))) AS inputs
+      FROM diff WHERE diff.open_id IS NOT NULL
+      UNION ALL
+      SELECT diff.okey, diff.permit_id, diff.district_project, diff.parcel_id, diff.measure,
+             2, diff.acres, NULL, diff.inputs
+      FROM diff WHERE diff.acres IS NOT NULL
+    ) y
+    ORDER BY y.okey, y.measure, y.parcel_id, y.step
+    RETURNING reverses_entry_id
+  )
+  SELECT count(*) FILTER (WHERE ins.reverses_entry_id IS NULL),
+         count(*) FILTER (WHERE ins.reverses_entry_id IS NOT NULL)
+  INTO n_new, n_rev
+  FROM ins;
+  RETURN QUERY SELECT n_new + n_rev, n_rev;
+END $$;
+COMMENT ON FUNCTION ledger.post(bigint, integer, bigint[], text[], jsonb) IS
+  'Posts, for some owners, the difference between what the inputs imply (ledger.desired_state) '
+  'and what is posted: a reversal plus a new entry per changed line; returns entries posted and '
+  'how many were reversals. p_reasons maps ledger.owner_key to the reason text.';
+
+REVOKE ALL ON FUNCTION ledger.entry_kind(text), ledger.owner_key(bigint, text),
+  ledger.post(bigint, integer, bigint[], text[], jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.entry_kind(text), ledger.owner_key(bigint, text),
+  ledger.post(bigint, integer, bigint[], text[], jsonb) TO rulem_etl;
+GRANT SELECT, INSERT ON ledger.entry TO rulem_etl;

@@ -1,0 +1,333 @@
+-- 170_ledger_queue: what changed, and the recompute that drains it.
+-- Statement-level triggers on every input layer put the owners (permits, District projects)
+-- whose figures a change can move into ledger.change_queue, with the reason in words:
+--   impact, replacement          the feature's permit (or District project)
+--   permit                       the permit itself (status, baseline and decision dates, PINs)
+--   credit_transfer              the giving and the receiving permit
+--   wetland, delineation,        owners whose current impacts or replacements meet the old or
+--   buffer, heritage_area        the new geometry (a delineation: its study area and its wetlands)
+--   parcel                       the same, plus owners with entries on the parcel and permits
+--                                naming its PIN
+--   cwmp_area, core.parameter    every owner of the plan area
+-- An UPDATE of a versioned layer closes the old version (the UPDATE's rows) and opens the new
+-- one through an INSERT inside the versioning trigger; the UPDATE trigger reads both, so the
+-- nested INSERT (trigger depth > 1) is skipped. Recompute drains the queue in chunks with
+-- FOR UPDATE SKIP LOCKED, so any number of workers can drain it at once; rows are marked
+-- processed (with the run), never deleted.
+
+-- The owners whose current impacts or replacements meet a geometry.
+CREATE OR REPLACE FUNCTION ledger.owners_meeting(p_plan_area_id integer, p_geom geometry)
+RETURNS TABLE (permit_id bigint, district_project text)
+LANGUAGE sql STABLE AS $$
+  SELECT i.permit_id, NULL::text
+  FROM core.impact i
+  WHERE p_geom IS NOT NULL AND i.valid_to IS NULL AND i.plan_area_id = p_plan_area_id
+    AND i.geom && p_geom AND ST_Intersects(i.geom, p_geom)
+  UNION
+  SELECT r.permit_id, CASE WHEN r.permit_id IS NULL THEN r.district_project END
+  FROM core.replacement r
+  WHERE p_geom IS NOT NULL AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
+    AND r.geom && p_geom AND ST_Intersects(r.geom, p_geom)
+$$;
+COMMENT ON FUNCTION ledger.owners_meeting(integer, geometry) IS
+  'Permits and District projects whose current impacts or replacements meet a geometry.';
+
+-- Every owner of a plan area: current permits, District projects, and owners with entries
+-- (a retired permit's entries must be reversed).
+CREATE OR REPLACE FUNCTION ledger.all_owners(p_plan_area_id integer)
+RETURNS TABLE (permit_id bigint, district_project text)
+LANGUAGE sql STABLE AS $$
+  SELECT pm.permit_id, NULL::text FROM core.permit pm
+  WHERE pm.valid_to IS NULL AND pm.plan_area_id = p_plan_area_id
+  UNION
+  SELECT NULL::bigint, r.district_project FROM core.replacement r
+  WHERE r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id AND r.permit_id IS NULL
+  UNION
+  SELECT e.permit_id, e.district_project FROM ledger.entry e
+  WHERE e.plan_area_id = p_plan_area_id
+$$;
+COMMENT ON FUNCTION ledger.all_owners(integer) IS
+  'Every ledger owner of a plan area: current permits, District projects, owners with entries.';
+
+-- Layers whose features belong to an owner (impact, replacement).
+CREATE OR REPLACE FUNCTION ledger.queue_owned_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+    RETURN NULL;
+  END IF;
+  EXECUTE format($q$
+    INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
+                                     feature_id, version_id, reason)
+    SELECT n.plan_area_id, n.permit_id,
+           CASE WHEN n.permit_id IS NULL THEN n.district_project END,
+           %1$L, n.%2$I, n.version_id,
+           format('%%s %%s %%s (version %%s)', %1$L, f.feature_key,
+                  CASE WHEN %3$L = 'INSERT' THEN 'added'
+                       WHEN n.closed_version THEN 'changed' ELSE 'retired' END, n.version_id)
+    FROM (
+      SELECT c.plan_area_id, c.permit_id, %4$s AS district_project, c.%2$I, c.version_id,
+             EXISTS (SELECT 1 FROM core.%1$I cur
+                     WHERE cur.%2$I = c.%2$I AND cur.valid_to IS NULL) AS closed_version
+      FROM changed_rows c
+      UNION ALL                 -- the new version an UPDATE opened may have a new owner
+      SELECT cur.plan_area_id, cur.permit_id, %5$s, cur.%2$I, cur.version_id, true
+      FROM changed_rows c JOIN core.%1$I cur ON cur.%2$I = c.%2$I AND cur.valid_to IS NULL
+      WHERE %3$L = 'UPDATE'
+    ) n
+    JOIN core.feature f ON f.feature_id = n.%2$I
+    WHERE n.permit_id IS NOT NULL OR n.district_project IS NOT NULL
+  $q$, TG_TABLE_NAME, TG_TABLE_NAME || '_id', TG_OP,
+     CASE WHEN TG_TABLE_NAME = 'replacement' THEN 'c.district_project' ELSE 'NULL::text' END,
+     CASE WHEN TG_TABLE_NAME = 'replacement' THEN 'cur.district_project' ELSE 'NULL::text' END);
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION ledger.queue_owned_change() IS
+  'Trigger (impact, replacement): queues the owner of each added, changed or retired feature.';
+
+-- Layers that matter where they lie (wetland, delineation, buffer, heritage_area, parcel).
+CREATE OR REPLACE FUNCTION ledger.queue_spatial_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+    RETURN NULL;
+  END IF;
+  EXECUTE format($q$
+    WITH changed AS (
+      SELECT c.plan_area_id, c.%2$I AS fid, c.version_id, c.geom,
+             CASE WHEN %3$L = 'INSERT' THEN 'added'
+                  WHEN EXISTS (SELECT 1 FROM core.%1$I cur
+                               WHERE cur.%2$I = c.%2$I AND cur.valid_to IS NULL) THEN 'changed'
+                  ELSE 'retired' END AS verb
+      FROM changed_rows c
+      UNION ALL
+      SELECT cur.plan_area_id, cur.%2$I, cur.version_id, cur.geom, 'changed'
+      FROM changed_rows c JOIN core.%1$I cur ON cur.%2$I = c.%2$I AND cur.valid_to IS NULL
+      WHERE %3$L = 'UPDATE'
+    ), hit AS (
+      SELECT ch.plan_area_id, ch.fid, ch.version_id, ch.verb, o.permit_id, o.district_project
+      FROM changed ch CROSS JOIN LATERAL ledger.owners_meeting(ch.plan_area_id, ch.geom) o
+      UNION ALL                 -- a delineation also moves the wetlands it approves
+      SELECT ch.plan_area_id, ch.fid, ch.version_id, ch.verb, o.permit_id, o.district_project
+      FROM changed ch
+      JOIN core.wetland w ON %1$L = 'delineation' AND w.delineation_id = ch.fid
+       AND w.valid_to IS NULL
+      CROSS JOIN LATERAL ledger.owners_meeting(ch.plan_area_id, w.geom) o
+      UNION ALL                 -- a parcel also carries the entries allocated to it
+      SELECT DISTINCT ch.plan_area_id, ch.fid, ch.version_id, ch.verb, e.permit_id,
+             e.district_project
+      FROM changed ch JOIN ledger.entry e ON %1$L = 'parcel' AND e.parcel_id = ch.fid
+      UNION ALL                 -- and the permits that name its PIN
+      SELECT ch.plan_area_id, ch.fid, ch.version_id, ch.verb, pm.permit_id, NULL
+      FROM changed ch
+      JOIN core.parcel p ON %1$L = 'parcel' AND p.parcel_id = ch.fid
+      JOIN core.permit pm ON pm.valid_to IS NULL AND pm.plan_area_id = ch.plan_area_id
+       AND p.pin_normalized = ANY(pm.parcel_pins)
+    )
+    INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
+                                     feature_id, version_id, parcel_id, reason)
+    SELECT DISTINCT ON (h.plan_area_id, h.permit_id, h.district_project, h.fid)
+           h.plan_area_id, h.permit_id, h.district_project, %1$L, h.fid, h.version_id,
+           CASE WHEN %1$L = 'parcel' THEN h.fid END,
+           format('%%s %%s %%s (version %%s)', %1$L, f.feature_key, h.verb, h.version_id)
+    FROM hit h JOIN core.feature f ON f.feature_id = h.fid
+    ORDER BY h.plan_area_id, h.permit_id, h.district_project, h.fid, h.version_id
+  $q$, TG_TABLE_NAME, TG_TABLE_NAME || '_id', TG_OP);
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION ledger.queue_spatial_change() IS
+  'Trigger (wetland, delineation, buffer, heritage_area, parcel): queues the owners whose '
+  'impacts or replacements meet the old or the new geometry of a changed feature.';
+
+CREATE OR REPLACE FUNCTION ledger.queue_permit_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO ledger.change_queue (plan_area_id, permit_id, layer, feature_id, version_id,
+                                   reason)
+  SELECT DISTINCT ON (c.permit_id) c.plan_area_id, c.permit_id, 'permit', c.permit_id,
+         c.version_id,
+         format('permit %s %s (version %s)', c.permit_no,
+                CASE WHEN TG_OP = 'INSERT' THEN 'added'
+                     WHEN EXISTS (SELECT 1 FROM core.permit cur
+                                  WHERE cur.permit_id = c.permit_id AND cur.valid_to IS NULL)
+                     THEN 'changed' ELSE 'retired' END, c.version_id)
+  FROM changed_rows c
+  ORDER BY c.permit_id, c.version_id;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION ledger.queue_permit_change() IS
+  'Trigger (permit): queues the permit whose record changed.';
+
+CREATE OR REPLACE FUNCTION ledger.queue_transfer_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO ledger.change_queue (plan_area_id, permit_id, layer, feature_id, version_id,
+                                   reason)
+  SELECT DISTINCT ON (x.permit_id, t.credit_transfer_id) t.plan_area_id, x.permit_id,
+         'credit_transfer', t.credit_transfer_id, t.version_id,
+         format('credit transfer of %s acres from %s to %s %s (version %s)', t.acres,
+                (SELECT feature_key FROM core.feature WHERE feature_id = t.from_permit_id),
+                (SELECT feature_key FROM core.feature WHERE feature_id = t.to_permit_id),
+                CASE WHEN TG_OP = 'INSERT' THEN 'added'
+                     WHEN EXISTS (SELECT 1 FROM core.credit_transfer cur
+                                  WHERE cur.credit_transfer_id = t.credit_transfer_id
+                                    AND cur.valid_to IS NULL) THEN 'changed'
+                     ELSE 'retired' END, t.version_id)
+  FROM (SELECT c.* FROM changed_rows c
+        UNION ALL
+        SELECT cur.* FROM changed_rows c
+        JOIN core.credit_transfer cur
+          ON cur.credit_transfer_id = c.credit_transfer_id AND cur.valid_to IS NULL
+        WHERE TG_OP = 'UPDATE') t
+  CROSS JOIN LATERAL (VALUES (t.from_permit_id), (t.to_permit_id)) AS x(permit_id)
+  ORDER BY x.permit_id, t.credit_transfer_id, t.version_id;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION ledger.queue_transfer_change() IS
+  'Trigger (credit_transfer): queues the giving and the receiving permit.';
+
+-- Changes that can move every figure of a plan area (its boundary, its parameters).
+CREATE OR REPLACE FUNCTION ledger.queue_plan_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer, reason)
+  SELECT pa.plan_area_id, o.permit_id, o.district_project, TG_TABLE_NAME,
+         format('%s of the plan area changed', TG_TABLE_NAME)
+  FROM (SELECT DISTINCT c.plan_area_id FROM changed_rows c) pa
+  CROSS JOIN LATERAL ledger.all_owners(pa.plan_area_id) o;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION ledger.queue_plan_change() IS
+  'Trigger (cwmp_area, parameter): queues every owner of the plan area.';
+
+DO $$
+DECLARE
+  t record;
+BEGIN
+  FOR t IN SELECT * FROM (VALUES
+      ('impact', 'queue_owned_change'), ('replacement', 'queue_owned_change'),
+      ('wetland', 'queue_spatial_change'), ('delineation', 'queue_spatial_change'),
+      ('buffer', 'queue_spatial_change'), ('heritage_area', 'queue_spatial_change'),
+      ('parcel', 'queue_spatial_change'), ('permit', 'queue_permit_change'),
+      ('credit_transfer', 'queue_transfer_change'), ('cwmp_area', 'queue_plan_change'),
+      ('parameter', 'queue_plan_change')) AS v(layer, fn)
+  LOOP
+    EXECUTE format('DROP TRIGGER IF EXISTS ledger_queue_insert ON core.%I', t.layer);
+    EXECUTE format('CREATE TRIGGER ledger_queue_insert AFTER INSERT ON core.%I '
+                   'REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION ledger.%I()', t.layer, t.fn);
+    EXECUTE format('DROP TRIGGER IF EXISTS ledger_queue_update ON core.%I', t.layer);
+    IF t.layer <> 'parameter' THEN            -- parameters are append-only
+      EXECUTE format('CREATE TRIGGER ledger_queue_update AFTER UPDATE ON core.%I '
+                     'REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT '
+                     'EXECUTE FUNCTION ledger.%I()', t.layer, t.fn);
+    END IF;
+  END LOOP;
+END $$;
+
+-- Runs and draining.
+CREATE OR REPLACE FUNCTION ledger.start_run(p_mode text, p_workers integer DEFAULT 1)
+RETURNS bigint LANGUAGE sql AS $$
+  INSERT INTO ledger.run (mode, workers) VALUES (p_mode, p_workers) RETURNING run_id
+$$;
+COMMENT ON FUNCTION ledger.start_run(text, integer) IS
+  'Opens a recompute run (mode all or queue); commit it before workers drain for it.';
+
+CREATE OR REPLACE FUNCTION ledger.enqueue_all(p_run_id bigint) RETURNS integer
+LANGUAGE sql AS $$
+  WITH ins AS (
+    INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer, reason)
+    SELECT pa.plan_area_id, o.permit_id, o.district_project, 'recompute',
+           format('recompute of everything requested (run %s)', p_run_id)
+    FROM core.plan_area pa CROSS JOIN LATERAL ledger.all_owners(pa.plan_area_id) o
+    RETURNING 1
+  )
+  SELECT count(*)::integer FROM ins
+$$;
+COMMENT ON FUNCTION ledger.enqueue_all(bigint) IS
+  'Queues every owner of every plan area (rulem-db recompute --all).';
+
+CREATE OR REPLACE FUNCTION ledger.drain(p_run_id bigint, p_limit integer DEFAULT 100)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  ids bigint[];
+  g record;
+BEGIN
+  SELECT array_agg(q.queue_id) INTO ids
+  FROM (SELECT c.queue_id FROM ledger.change_queue c
+        WHERE c.processed_at IS NULL
+        ORDER BY c.queue_id LIMIT p_limit
+        FOR UPDATE SKIP LOCKED) q;
+  IF ids IS NULL THEN
+    RETURN 0;
+  END IF;
+  FOR g IN
+    SELECT o.plan_area_id,
+           coalesce(array_agg(o.permit_id) FILTER (WHERE o.permit_id IS NOT NULL), '{}')
+             AS permits,
+           coalesce(array_agg(o.district_project) FILTER (WHERE o.permit_id IS NULL), '{}')
+             AS projects,
+           jsonb_object_agg(o.okey, o.reason) AS reasons
+    FROM (
+      SELECT c.plan_area_id, c.permit_id, c.district_project,
+             ledger.owner_key(c.permit_id, c.district_project) AS okey,
+             array_to_string((array_agg(DISTINCT c.reason))[1:5], '; ')
+               || CASE WHEN count(DISTINCT c.reason) > 5
+                       THEN format('; and %s more changes', count(DISTINCT c.reason) - 5)
+                       ELSE '' END AS reason
+      FROM ledger.change_queue c
+      WHERE c.queue_id = ANY(ids)
+      GROUP BY c.plan_area_id, c.permit_id, c.district_project
+    ) o
+    GROUP BY o.plan_area_id
+  LOOP
+    PERFORM ledger.post(p_run_id, g.plan_area_id, g.permits, g.projects, g.reasons);
+  END LOOP;
+  UPDATE ledger.change_queue SET processed_at = clock_timestamp(), processed_run_id = p_run_id
+  WHERE queue_id = ANY(ids);
+  RETURN cardinality(ids);
+END $$;
+COMMENT ON FUNCTION ledger.drain(bigint, integer) IS
+  'Takes up to p_limit waiting change-queue rows (skipping rows another worker holds), '
+  'recomputes and posts their owners, marks the rows processed; returns rows taken (0: empty).';
+
+CREATE OR REPLACE FUNCTION ledger.finish_run(p_run_id bigint, p_status text DEFAULT 'done',
+                                             p_message text DEFAULT NULL)
+RETURNS SETOF ledger.run LANGUAGE sql AS $$
+  UPDATE ledger.run r SET
+    status = p_status,
+    message = p_message,
+    finished_at = clock_timestamp(),
+    queue_items = (SELECT count(*) FROM ledger.change_queue c WHERE c.processed_run_id = r.run_id),
+    owners = (SELECT count(DISTINCT ledger.owner_key(c.permit_id, c.district_project))
+              FROM ledger.change_queue c WHERE c.processed_run_id = r.run_id),
+    entries = (SELECT count(*) FROM ledger.entry e WHERE e.run_id = r.run_id),
+    reversals = (SELECT count(*) FROM ledger.entry e
+                 WHERE e.run_id = r.run_id AND e.reverses_entry_id IS NOT NULL)
+  WHERE r.run_id = p_run_id
+  RETURNING r.*
+$$;
+COMMENT ON FUNCTION ledger.finish_run(bigint, text, text) IS
+  'Closes a run with its status and counts (queue rows, owners, entries, reversals).';
+
+REVOKE ALL ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
+  ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
+  ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
+  ledger.enqueue_all(bigint), ledger.drain(bigint, integer),
+  ledger.finish_run(bigint, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
+  ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
+  ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
+  ledger.enqueue_all(bigint), ledger.drain(bigint, integer),
+  ledger.finish_run(bigint, text, text) TO rulem_etl;
+GRANT SELECT, INSERT, UPDATE ON ledger.change_queue, ledger.run TO rulem_etl;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ledger TO rulem_etl;

@@ -1,0 +1,349 @@
+-- 180_ledger_balances: balances are views over the entries (spec sections 4 and 8).
+--   credit_acres  = credit + transfer_in − transfer_out (counted credit, net of transfers)
+--   balance_acres = credit_acres − required_acres
+--   status        = none (nothing required, nothing counted), deficit, balanced or surplus,
+--                   judged on the balance rounded to the reporting unit (4 decimals)
+-- "As of" a date D means every entry posted up to the end of D (midnight starting D + 1 in the
+-- session's time zone), over the parcels and permits current then; the *_at(timestamptz)
+-- functions take an instant instead. Acres are rounded to 4 decimals in these outputs; the
+-- entries keep full precision, and the ledger.*_measures functions give exact sums (the
+-- identity sum of parcel balances + unallocated = plan balance holds exactly on them).
+
+-- The views first: the functions below define their row types, and the pub functions return
+-- those row types (CASCADE drops them; they are re-created at the end of this file).
+DROP VIEW IF EXISTS pub.parcel_balance, pub.permit_balance, pub.plan_balance, pub.ledger_entry
+  CASCADE;
+
+CREATE OR REPLACE FUNCTION ledger.balance_status(p_required numeric, p_credit numeric)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE
+    WHEN round(coalesce(p_required, 0), 4) = 0 AND round(coalesce(p_credit, 0), 4) = 0 THEN 'none'
+    WHEN round(coalesce(p_credit, 0) - coalesce(p_required, 0), 4) < 0 THEN 'deficit'
+    WHEN round(coalesce(p_credit, 0) - coalesce(p_required, 0), 4) = 0 THEN 'balanced'
+    ELSE 'surplus' END
+$$;
+COMMENT ON FUNCTION ledger.balance_status(numeric, numeric) IS
+  'none, deficit, balanced or surplus for a required and a (net counted) credit figure.';
+
+CREATE OR REPLACE FUNCTION ledger.end_of(p_on date) RETURNS timestamptz
+LANGUAGE sql STABLE PARALLEL SAFE AS
+$$ SELECT (p_on + 1)::timestamptz - interval '1 microsecond' $$;
+COMMENT ON FUNCTION ledger.end_of(date) IS
+  'The last instant of a date in the session''s time zone: what "as of a date" reads.';
+
+-- Exact sums of entries posted up to an instant, for one parcel, one owner, one plan area.
+CREATE OR REPLACE FUNCTION ledger.parcel_measures(p_parcel_id bigint, p_at timestamptz)
+RETURNS TABLE (impact numeric, required numeric, credit numeric, transfer_in numeric,
+               transfer_out numeric, credit_proposed numeric, credit_constructed numeric,
+               credit_hosted numeric, has_entries boolean)
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(sum(e.acres) FILTER (WHERE e.measure = 'impact'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'required'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'transfer_in'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'transfer_out'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_proposed'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_constructed'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_hosted'), 0),
+         count(*) > 0
+  FROM ledger.entry e
+  WHERE e.parcel_id = p_parcel_id AND e.posted_at <= p_at
+$$;
+COMMENT ON FUNCTION ledger.parcel_measures(bigint, timestamptz) IS
+  'Exact sums by measure of the entries allocated to a parcel, posted up to p_at.';
+
+CREATE OR REPLACE FUNCTION ledger.permit_measures(p_permit_id bigint, p_at timestamptz)
+RETURNS TABLE (impact numeric, required numeric, credit numeric, transfer_in numeric,
+               transfer_out numeric, credit_proposed numeric, credit_constructed numeric,
+               credit_hosted numeric, has_entries boolean)
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(sum(e.acres) FILTER (WHERE e.measure = 'impact'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'required'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'transfer_in'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'transfer_out'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_proposed'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_constructed'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_hosted'), 0),
+         count(*) > 0
+  FROM ledger.entry e
+  WHERE e.permit_id = p_permit_id AND e.posted_at <= p_at
+$$;
+COMMENT ON FUNCTION ledger.permit_measures(bigint, timestamptz) IS
+  'Exact sums by measure of a permit''s entries (all its parcels), posted up to p_at.';
+
+CREATE OR REPLACE FUNCTION ledger.plan_measures(p_plan_area_id integer, p_at timestamptz)
+RETURNS TABLE (impact numeric, required numeric, credit numeric, transfer_in numeric,
+               transfer_out numeric, credit_proposed numeric, credit_constructed numeric,
+               credit_hosted numeric, district_project_credit numeric,
+               unallocated_balance numeric, balance numeric)
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(sum(e.acres) FILTER (WHERE e.measure = 'impact'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'required'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'transfer_in'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'transfer_out'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_proposed'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_constructed'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_hosted'), 0),
+         coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit'
+                                         AND e.district_project IS NOT NULL), 0),
+         coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres WHEN 'debit' THEN -e.acres
+                       END) FILTER (WHERE e.parcel_id IS NULL), 0),
+         coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres WHEN 'debit' THEN -e.acres
+                       END), 0)
+  FROM ledger.entry e
+  WHERE e.plan_area_id = p_plan_area_id AND e.posted_at <= p_at
+$$;
+COMMENT ON FUNCTION ledger.plan_measures(integer, timestamptz) IS
+  'Exact sums by measure of a plan area''s entries posted up to p_at, with the balance of '
+  'entries on no parcel (unallocated) and the District projects'' credit.';
+
+-- Balances at an instant; the views are these at 'infinity' (inlined, so filters reach the
+-- indexes).
+CREATE OR REPLACE FUNCTION ledger.parcel_balance_at(p_at timestamptz)
+RETURNS TABLE (parcel_id bigint, pin text, plan_area_id integer, impact_acres numeric,
+               required_acres numeric, credit_acres numeric, credit_proposed_acres numeric,
+               credit_constructed_acres numeric, credit_hosted_acres numeric,
+               balance_acres numeric, status text, geom geometry)
+LANGUAGE sql STABLE AS $$
+  SELECT p.parcel_id, p.pin, p.plan_area_id,
+         round(m.impact, 4), round(m.required, 4),
+         round(m.credit + m.transfer_in - m.transfer_out, 4),
+         round(m.credit_proposed, 4), round(m.credit_constructed, 4), round(m.credit_hosted, 4),
+         round(m.credit + m.transfer_in - m.transfer_out - m.required, 4),
+         ledger.balance_status(m.required, m.credit + m.transfer_in - m.transfer_out),
+         p.geom
+  FROM core.parcel p
+  CROSS JOIN LATERAL ledger.parcel_measures(p.parcel_id, p_at) m
+  WHERE p.valid_from <= p_at AND (p.valid_to IS NULL OR p.valid_to > p_at)
+$$;
+COMMENT ON FUNCTION ledger.parcel_balance_at(timestamptz) IS
+  'pub.parcel_balance as it stood at an instant: parcels current then, entries posted by then.';
+
+CREATE OR REPLACE FUNCTION ledger.permit_balance_at(p_at timestamptz)
+RETURNS TABLE (permit_id bigint, permit_no text, plan_area_id integer, permit_status text,
+               baseline_on date, impact_acres numeric, required_acres numeric,
+               credit_acres numeric, transfer_in_acres numeric, transfer_out_acres numeric,
+               credit_proposed_acres numeric, credit_constructed_acres numeric,
+               credit_hosted_acres numeric, balance_acres numeric, status text)
+LANGUAGE sql STABLE AS $$
+  SELECT pm.permit_id, pm.permit_no, pm.plan_area_id, pm.status,
+         ledger.permit_baseline_on(pm.baseline_on, pm.decided_on),
+         round(m.impact, 4), round(m.required, 4),
+         round(m.credit + m.transfer_in - m.transfer_out, 4),
+         round(m.transfer_in, 4), round(m.transfer_out, 4),
+         round(m.credit_proposed, 4), round(m.credit_constructed, 4), round(m.credit_hosted, 4),
+         round(m.credit + m.transfer_in - m.transfer_out - m.required, 4),
+         ledger.balance_status(m.required, m.credit + m.transfer_in - m.transfer_out)
+  FROM core.permit pm
+  CROSS JOIN LATERAL ledger.permit_measures(pm.permit_id, p_at) m
+  WHERE pm.valid_from <= p_at AND (pm.valid_to IS NULL OR pm.valid_to > p_at)
+$$;
+COMMENT ON FUNCTION ledger.permit_balance_at(timestamptz) IS
+  'pub.permit_balance as it stood at an instant: permits current then, entries posted by then.';
+
+CREATE OR REPLACE FUNCTION ledger.plan_balance_at(p_at timestamptz)
+RETURNS TABLE (plan_area_id integer, code text, name text, impact_acres numeric,
+               required_acres numeric, credit_acres numeric, credit_proposed_acres numeric,
+               credit_constructed_acres numeric, credit_hosted_acres numeric,
+               district_project_credit_acres numeric, unallocated_balance_acres numeric,
+               balance_acres numeric, status text, parcels_in_deficit bigint,
+               permits_in_deficit bigint, geom geometry)
+LANGUAGE sql STABLE AS $$
+  SELECT pa.plan_area_id, pa.code, pa.name,
+         round(m.impact, 4), round(m.required, 4),
+         round(m.credit + m.transfer_in - m.transfer_out, 4),
+         round(m.credit_proposed, 4), round(m.credit_constructed, 4), round(m.credit_hosted, 4),
+         round(m.district_project_credit, 4), round(m.unallocated_balance, 4),
+         round(m.balance, 4),
+         ledger.balance_status(m.required, m.credit + m.transfer_in - m.transfer_out),
+         (SELECT count(*) FROM (
+            SELECT e.parcel_id FROM ledger.entry e
+            WHERE e.plan_area_id = pa.plan_area_id AND e.posted_at <= p_at
+              AND e.parcel_id IS NOT NULL AND e.entry_kind <> 'memo'
+            GROUP BY e.parcel_id
+            HAVING round(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres
+                                               ELSE -e.acres END), 4) < 0) d),
+         (SELECT count(*) FROM (
+            SELECT e.permit_id FROM ledger.entry e
+            WHERE e.plan_area_id = pa.plan_area_id AND e.posted_at <= p_at
+              AND e.permit_id IS NOT NULL AND e.entry_kind <> 'memo'
+            GROUP BY e.permit_id
+            HAVING round(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres
+                                               ELSE -e.acres END), 4) < 0) d),
+         (SELECT ST_Multi(ST_Union(c.geom ORDER BY c.version_id)) FROM core.cwmp_area c
+          WHERE c.plan_area_id = pa.plan_area_id AND c.valid_from <= p_at
+            AND (c.valid_to IS NULL OR c.valid_to > p_at))
+  FROM core.plan_area pa
+  CROSS JOIN LATERAL ledger.plan_measures(pa.plan_area_id, p_at) m
+$$;
+COMMENT ON FUNCTION ledger.plan_balance_at(timestamptz) IS
+  'pub.plan_balance as it stood at an instant: entries posted by then.';
+
+-- The published views and functions.
+CREATE VIEW pub.parcel_balance AS
+  SELECT * FROM ledger.parcel_balance_at('infinity');
+CREATE VIEW pub.permit_balance AS
+  SELECT * FROM ledger.permit_balance_at('infinity');
+CREATE VIEW pub.plan_balance AS
+  SELECT * FROM ledger.plan_balance_at('infinity');
+CREATE VIEW pub.ledger_entry AS
+  SELECT e.entry_id, e.posted_at, e.run_id, r.mode AS run_mode, e.plan_area_id,
+         e.permit_id, pf.feature_key AS permit_no, e.district_project,
+         e.parcel_id, pin.pin, e.measure, e.entry_kind,
+         round(e.acres, 4) AS acres, e.acres AS acres_exact,
+         e.reverses_entry_id,
+         (SELECT x.entry_id FROM ledger.entry x WHERE x.reverses_entry_id = e.entry_id)
+           AS reversed_by_entry_id,
+         e.reason, e.inputs, e.posted_by
+  FROM ledger.entry e
+  JOIN ledger.run r ON r.run_id = e.run_id
+  LEFT JOIN core.feature pf ON pf.feature_id = e.permit_id
+  LEFT JOIN LATERAL (SELECT p.pin FROM core.parcel p
+                     WHERE p.plan_area_id = e.plan_area_id AND p.parcel_id = e.parcel_id
+                     ORDER BY p.valid_from DESC LIMIT 1) pin ON true;
+
+COMMENT ON VIEW pub.parcel_balance IS
+  'The 1:1 replacement balance of every current parcel (Rule M 7(b), spec section 4): what its '
+  'permits'' impacts require of it and the credit allocated to it, from the ledger entries.';
+COMMENT ON VIEW pub.permit_balance IS
+  'The 1:1 replacement balance of every current permit: impact, required, counted credit net of '
+  'transfers, the transfers themselves, proposed and constructed credit, from the ledger.';
+COMMENT ON VIEW pub.plan_balance IS
+  'The area-basis balance of each plan area (7(b)): the sum of every entry; equals the sum of '
+  'the parcel balances plus unallocated_balance_acres.';
+COMMENT ON VIEW pub.ledger_entry IS
+  'Every ledger entry (append-only): the run and reason that posted it and the input versions '
+  'behind it. A change is a reversal (negated acres, reverses_entry_id) plus a new entry.';
+
+DO $$
+DECLARE
+  c record;
+BEGIN
+  FOR c IN SELECT * FROM (VALUES
+    ('parcel_id', 'Stable parcel id (core.feature).'),
+    ('pin', 'County PIN as delivered (the parcel''s current version at the time).'),
+    ('plan_area_id', 'Plan area.'),
+    ('impact_acres', 'Impact acres (area in baseline wetland x factor) allocated here, 4 decimals.'),
+    ('required_acres', 'Replacement required: impact acres x replacement_ratio, 4 decimals.'),
+    ('credit_acres', 'Counted credit (at counted_credit_status or later) plus transfers in minus '
+                     'transfers out, 4 decimals.'),
+    ('credit_proposed_acres', 'Credit of replacement still proposed (not counted), 4 decimals.'),
+    ('credit_constructed_acres', 'Credit of replacement constructed, not yet certified, '
+                                 '4 decimals.'),
+    ('credit_hosted_acres', 'Counted credit generated on this ground, wherever it is allocated, '
+                            '4 decimals.'),
+    ('balance_acres', 'credit_acres minus required_acres, 4 decimals.'),
+    ('status', 'deficit, balanced or surplus (on the balance at 4 decimals), or none when '
+               'nothing is required or counted.'),
+    ('geom', NULL)) AS v(col, doc)
+  LOOP
+    EXECUTE format('COMMENT ON COLUMN pub.parcel_balance.%I IS %L', c.col,
+      CASE c.col WHEN 'geom' THEN 'Parcel geometry, multipolygon in the working CRS.'
+                 ELSE c.doc END);
+    IF c.col NOT IN ('parcel_id', 'pin', 'geom') THEN
+      EXECUTE format('COMMENT ON COLUMN pub.permit_balance.%I IS %L', c.col,
+        replace(replace(c.doc, 'allocated here', 'of the permit'), 'on this ground',
+                'by the permit''s replacement'));
+    END IF;
+    IF c.col NOT IN ('parcel_id', 'pin') THEN
+      EXECUTE format('COMMENT ON COLUMN pub.plan_balance.%I IS %L', c.col,
+        CASE c.col WHEN 'geom' THEN 'Plan area boundary (core.cwmp_area), working CRS.'
+                   WHEN 'credit_hosted_acres' THEN 'Counted credit generated on parcels, '
+                                                   '4 decimals.'
+                   ELSE replace(c.doc, ' allocated here', '') END);
+    END IF;
+  END LOOP;
+END $$;
+COMMENT ON COLUMN pub.permit_balance.permit_id IS 'Stable permit id (core.feature).';
+COMMENT ON COLUMN pub.permit_balance.permit_no IS 'Permit number, e.g. 24-017.';
+COMMENT ON COLUMN pub.permit_balance.permit_status IS 'Permit status (denied and withdrawn permits carry nothing).';
+COMMENT ON COLUMN pub.permit_balance.baseline_on IS 'Baseline date: its wetland layer and the parameters in force then measure the permit.';
+COMMENT ON COLUMN pub.permit_balance.transfer_in_acres IS 'Credit transferred to the permit, 4 decimals.';
+COMMENT ON COLUMN pub.permit_balance.transfer_out_acres IS 'Credit transferred from the permit, 4 decimals.';
+COMMENT ON COLUMN pub.plan_balance.code IS 'Plan area code.';
+COMMENT ON COLUMN pub.plan_balance.name IS 'Plan name.';
+COMMENT ON COLUMN pub.plan_balance.district_project_credit_acres IS 'Counted credit of District replacement projects (no permit), included in credit_acres, 4 decimals.';
+COMMENT ON COLUMN pub.plan_balance.unallocated_balance_acres IS 'Balance of entries that fell on no parcel (included in balance_acres), 4 decimals.';
+COMMENT ON COLUMN pub.plan_balance.parcels_in_deficit IS 'Parcels whose balance is negative.';
+COMMENT ON COLUMN pub.plan_balance.permits_in_deficit IS 'Permits whose balance is negative.';
+
+COMMENT ON COLUMN pub.ledger_entry.entry_id IS 'Entry id.';
+COMMENT ON COLUMN pub.ledger_entry.posted_at IS 'When posted (transaction time).';
+COMMENT ON COLUMN pub.ledger_entry.run_id IS 'Recompute run that posted it (ledger.run).';
+COMMENT ON COLUMN pub.ledger_entry.run_mode IS 'all (everything recomputed) or queue (what changed).';
+COMMENT ON COLUMN pub.ledger_entry.plan_area_id IS 'Plan area.';
+COMMENT ON COLUMN pub.ledger_entry.permit_id IS 'Permit (NULL for a District project).';
+COMMENT ON COLUMN pub.ledger_entry.permit_no IS 'Permit number.';
+COMMENT ON COLUMN pub.ledger_entry.district_project IS 'District replacement project (no permit).';
+COMMENT ON COLUMN pub.ledger_entry.parcel_id IS 'Parcel the acres fall on; NULL when no parcel could be found.';
+COMMENT ON COLUMN pub.ledger_entry.pin IS 'PIN of the parcel (its latest version).';
+COMMENT ON COLUMN pub.ledger_entry.measure IS 'impact, required, credit, transfer_in, transfer_out, credit_proposed, credit_constructed or credit_hosted.';
+COMMENT ON COLUMN pub.ledger_entry.entry_kind IS 'debit (required, transfer_out), credit (credit, transfer_in) or memo (never in a balance).';
+COMMENT ON COLUMN pub.ledger_entry.acres IS 'Acres, 4 decimals (negated on a reversal).';
+COMMENT ON COLUMN pub.ledger_entry.acres_exact IS 'Acres at full precision: sums of these are exact.';
+COMMENT ON COLUMN pub.ledger_entry.reverses_entry_id IS 'The entry this one reverses.';
+COMMENT ON COLUMN pub.ledger_entry.reversed_by_entry_id IS 'The entry that reversed this one (NULL while it stands).';
+COMMENT ON COLUMN pub.ledger_entry.reason IS 'Why it was posted: the changes that queued the recompute.';
+COMMENT ON COLUMN pub.ledger_entry.inputs IS 'Version ids of the inputs behind the figure, by layer (permit, impact, replacement, wetland, delineation, buffer, heritage_area, cwmp_area, credit_transfer, parcel), the parameter rows and the baseline date.';
+COMMENT ON COLUMN pub.ledger_entry.posted_by IS 'Database user that posted it.';
+
+-- Balances as of a date or an instant. SECURITY DEFINER: staff read pub only, and these read
+-- the ledger and core for them; the search path is pinned.
+CREATE OR REPLACE FUNCTION pub.parcel_balance_at(p_at timestamptz)
+RETURNS SETOF pub.parcel_balance LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, public AS
+$$ SELECT * FROM ledger.parcel_balance_at(p_at) $$;
+CREATE OR REPLACE FUNCTION pub.permit_balance_at(p_at timestamptz)
+RETURNS SETOF pub.permit_balance LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, public AS
+$$ SELECT * FROM ledger.permit_balance_at(p_at) $$;
+CREATE OR REPLACE FUNCTION pub.plan_balance_at(p_at timestamptz)
+RETURNS SETOF pub.plan_balance LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, public AS
+$$ SELECT * FROM ledger.plan_balance_at(p_at) $$;
+CREATE OR REPLACE FUNCTION pub.parcel_balance_as_of(p_on date)
+RETURNS SETOF pub.parcel_balance LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, public AS
+$$ SELECT * FROM ledger.parcel_balance_at(ledger.end_of(p_on)) $$;
+CREATE OR REPLACE FUNCTION pub.permit_balance_as_of(p_on date)
+RETURNS SETOF pub.permit_balance LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, public AS
+$$ SELECT * FROM ledger.permit_balance_at(ledger.end_of(p_on)) $$;
+CREATE OR REPLACE FUNCTION pub.plan_balance_as_of(p_on date)
+RETURNS SETOF pub.plan_balance LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, public AS
+$$ SELECT * FROM ledger.plan_balance_at(ledger.end_of(p_on)) $$;
+
+COMMENT ON FUNCTION pub.parcel_balance_at(timestamptz) IS
+  'pub.parcel_balance as it stood at an instant (entries posted by then, parcels current then).';
+COMMENT ON FUNCTION pub.permit_balance_at(timestamptz) IS
+  'pub.permit_balance as it stood at an instant.';
+COMMENT ON FUNCTION pub.plan_balance_at(timestamptz) IS
+  'pub.plan_balance as it stood at an instant.';
+COMMENT ON FUNCTION pub.parcel_balance_as_of(date) IS
+  'pub.parcel_balance as of a date: every entry posted up to the end of that date (session time '
+  'zone), over the parcels current then.';
+COMMENT ON FUNCTION pub.permit_balance_as_of(date) IS
+  'pub.permit_balance as of a date: entries posted up to the end of that date.';
+COMMENT ON FUNCTION pub.plan_balance_as_of(date) IS
+  'pub.plan_balance as of a date: entries posted up to the end of that date.';
+
+REVOKE ALL ON FUNCTION ledger.balance_status(numeric, numeric), ledger.end_of(date),
+  ledger.parcel_measures(bigint, timestamptz), ledger.permit_measures(bigint, timestamptz),
+  ledger.plan_measures(integer, timestamptz), ledger.parcel_balance_at(timestamptz),
+  ledger.permit_balance_at(timestamptz), ledger.plan_balance_at(timestamptz),
+  pub.parcel_balance_at(timestamptz), pub.permit_balance_at(timestamptz),
+  pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date),
+  pub.permit_balance_as_of(date), pub.plan_balance_as_of(date) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.balance_status(numeric, numeric), ledger.end_of(date),
+  ledger.parcel_measures(bigint, timestamptz), ledger.permit_measures(bigint, timestamptz),
+  ledger.plan_measures(integer, timestamptz), ledger.parcel_balance_at(timestamptz),
+  ledger.permit_balance_at(timestamptz), ledger.plan_balance_at(timestamptz) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION pub.parcel_balance_at(timestamptz), pub.permit_balance_at(timestamptz),
+  pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date),
+  pub.permit_balance_as_of(date), pub.plan_balance_as_of(date)
+  TO rulem_staff, rulem_gis, rulem_etl;
+GRANT SELECT ON pub.parcel_balance, pub.permit_balance, pub.plan_balance, pub.ledger_entry
+  TO rulem_staff, rulem_gis, rulem_etl;
