@@ -1,14 +1,38 @@
 -- 998_grants: least privilege, re-applied after every change to the files before it.
---   PUBLIC gets nothing; staff and gis read pub only; restricted reads restricted;
---   etl writes core through the versioning triggers (which refuse DELETE and history edits)
---   and the staging and ops tables.
+--   PUBLIC gets nothing; staff and gis read pub only (its views, and execute its functions:
+--   the vector tiles); restricted reads restricted; etl writes core through the versioning
+--   triggers (which refuse DELETE and history edits) and the staging and ops tables.
+--   Everyone who reads layers reads QGIS's public.layer_styles (the default styles), and
+--   nobody but the owner writes it: a style saved from QGIS needs the owner's login.
 REVOKE ALL ON SCHEMA core, ops, staging, ledger, checks, pub, restricted FROM PUBLIC;
-REVOKE ALL ON ALL FUNCTIONS IN SCHEMA core, ops, staging, ledger, checks FROM PUBLIC;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA core, ops, staging, ledger, checks, pub, restricted
+  FROM PUBLIC;
 
 GRANT USAGE ON SCHEMA pub TO rulem_staff, rulem_gis, rulem_restricted, rulem_etl;
 GRANT SELECT ON ALL TABLES IN SCHEMA pub TO rulem_staff, rulem_gis, rulem_restricted, rulem_etl;
 GRANT USAGE ON SCHEMA restricted TO rulem_restricted;
 GRANT SELECT ON ALL TABLES IN SCHEMA restricted TO rulem_restricted;
+-- Readers execute the read-only functions of their schemas (tiles, balances as of a date):
+-- those declared STABLE or IMMUTABLE. A VOLATILE function in pub (one that may write) is
+-- executable by its owner only, whoever adds it.
+DO $$
+DECLARE
+  f record;
+BEGIN
+  FOR f IN
+    SELECT n.nspname, p.oid::regprocedure AS sig FROM pg_proc p
+    JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname IN ('pub', 'restricted') AND p.prokind = 'f' AND p.provolatile IN ('s', 'i')
+  LOOP
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %s', f.sig,
+                   CASE f.nspname WHEN 'pub' THEN 'rulem_staff, rulem_gis, rulem_restricted, '
+                                                  'rulem_etl'
+                                  ELSE 'rulem_restricted' END);
+  END LOOP;
+END $$;
+
+REVOKE ALL ON public.layer_styles FROM PUBLIC;
+GRANT SELECT ON public.layer_styles TO rulem_staff, rulem_gis, rulem_restricted, rulem_etl;
 
 GRANT USAGE ON SCHEMA core, ops, staging, ledger, checks TO rulem_etl;
 GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA core TO rulem_etl;
