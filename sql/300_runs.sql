@@ -1,0 +1,380 @@
+-- 300_runs: the nightly reconciliation's bookkeeping in the database: one run at a time per
+-- plan area (an advisory lock), the run record, what each run saw, and what changed since the
+-- run before. Python (flows/) only calls these and renders the result.
+--
+-- Functions that read the ledger's and the checks' objects are plpgsql, so this file applies
+-- whatever order those files land in; they are resolved when called.
+
+-- ---------------------------------------------------------------------------------------------
+-- One reconciliation at a time per plan area: a session-level advisory lock on a fixed key.
+-- ---------------------------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION ops.reconcile_lock_class() RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$ SELECT hashtext('rulem-db reconciliation') $$;
+COMMENT ON FUNCTION ops.reconcile_lock_class() IS
+  'First key of the reconciliation advisory lock (the second is the plan area id).';
+
+CREATE OR REPLACE FUNCTION ops.try_reconcile_lock(p_plan_area_id integer) RETURNS boolean
+LANGUAGE sql VOLATILE AS
+$$ SELECT pg_try_advisory_lock(ops.reconcile_lock_class(), p_plan_area_id) $$;
+COMMENT ON FUNCTION ops.try_reconcile_lock(integer) IS
+  'Takes the session-level lock that lets one reconciliation (or inbox ingest) of the plan area '
+  'run at a time; false at once when another session holds it. Released by '
+  'ops.release_reconcile_lock or when the session ends.';
+
+CREATE OR REPLACE FUNCTION ops.release_reconcile_lock(p_plan_area_id integer) RETURNS boolean
+LANGUAGE sql VOLATILE AS
+$$ SELECT pg_advisory_unlock(ops.reconcile_lock_class(), p_plan_area_id) $$;
+COMMENT ON FUNCTION ops.release_reconcile_lock(integer) IS
+  'Releases the reconciliation lock of the plan area held by this session.';
+
+CREATE OR REPLACE FUNCTION ops.reconcile_lock_holder(p_plan_area_id integer)
+RETURNS TABLE (backend_pid integer, application_name text, client_addr text,
+               backend_start timestamptz, usename text, run_id bigint, flow text,
+               run_started_at timestamptz, started_via text, host text, pid integer)
+LANGUAGE sql STABLE AS $$
+  WITH holder AS (
+    SELECT l.pid
+    FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.database = (
+            SELECT oid FROM pg_database WHERE datname = current_database())
+      AND l.classid::bigint = (ops.reconcile_lock_class()::bigint & 4294967295)
+      AND l.objid::bigint = p_plan_area_id AND l.objsubid = 2
+    LIMIT 1
+  )
+  SELECT h.pid, a.application_name, a.client_addr::text, a.backend_start, a.usename::text,
+         r.run_id, r.flow, r.started_at, r.started_via, r.host, r.pid
+  FROM holder h
+  LEFT JOIN pg_stat_activity a ON a.pid = h.pid
+  LEFT JOIN LATERAL (
+    SELECT r.* FROM ops.run r
+    WHERE r.plan_area_id = p_plan_area_id AND r.status = 'running'
+    ORDER BY (r.backend_pid = h.pid) DESC NULLS LAST, r.run_id DESC
+    LIMIT 1) r ON true
+$$;
+COMMENT ON FUNCTION ops.reconcile_lock_holder(integer) IS
+  'Who holds the reconciliation lock of the plan area: database backend (pid, application, '
+  'client, start) and the running ops.run row (run id, start, host and pid of the process).';
+
+-- ---------------------------------------------------------------------------------------------
+-- The run record.
+-- ---------------------------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION ops.start_run(p_plan_area_id integer, p_flow text,
+                                         p_started_via text, p_host text, p_pid integer,
+                                         p_inbox text DEFAULT NULL,
+                                         p_prefect_flow_run_id text DEFAULT NULL)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  v_run_id bigint;
+BEGIN
+  IF NOT EXISTS (
+      SELECT 1 FROM pg_locks l
+      WHERE l.locktype = 'advisory' AND l.granted AND l.pid = pg_backend_pid()
+        AND l.classid::bigint = (ops.reconcile_lock_class()::bigint & 4294967295)
+        AND l.objid::bigint = p_plan_area_id AND l.objsubid = 2) THEN
+    RAISE EXCEPTION 'this session does not hold the reconciliation lock of plan area %',
+      p_plan_area_id
+      USING HINT = 'Take it with ops.try_reconcile_lock in this session first.';
+  END IF;
+  INSERT INTO ops.run (plan_area_id, flow, started_via, host, pid, backend_pid, inbox,
+                       prefect_flow_run_id, previous_run_id)
+  VALUES (p_plan_area_id, p_flow, p_started_via, p_host, p_pid, pg_backend_pid(), p_inbox,
+          p_prefect_flow_run_id,
+          (SELECT max(p.run_id) FROM ops.run p
+            WHERE p.plan_area_id = p_plan_area_id AND p.flow = 'nightly_reconciliation'
+              AND p.status IN ('done', 'partial')))
+  RETURNING run_id INTO v_run_id;
+  UPDATE ops.run r
+     SET status = 'abandoned', finished_at = clock_timestamp(),
+         message = 'found still running by run ' || v_run_id || ': its process had gone'
+   WHERE r.plan_area_id = p_plan_area_id AND r.status = 'running' AND r.run_id <> v_run_id;
+  RETURN v_run_id;
+END $$;
+COMMENT ON FUNCTION ops.start_run(integer, text, text, text, integer, text, text) IS
+  'Opens a run record (call it in the session that holds the reconciliation lock); marks runs '
+  'of the plan area left running by a killed process as abandoned; remembers the last '
+  'completed nightly run as the one to compare with. Returns the run id.';
+
+CREATE OR REPLACE FUNCTION ops.record_run_file(p_run_id bigint, p_file_name text, p_layer text,
+                                               p_sha256 text, p_outcome text,
+                                               p_batch_id bigint, p_moved_to text,
+                                               p_message text)
+RETURNS bigint LANGUAGE sql AS $$
+  INSERT INTO ops.run_file (run_id, file_name, layer, file_sha256, outcome, batch_id, moved_to,
+                            message)
+  VALUES (p_run_id, p_file_name, p_layer, p_sha256, p_outcome,
+          (SELECT b.batch_id FROM ops.batch b WHERE b.batch_id = p_batch_id), p_moved_to,
+          p_message)
+  RETURNING run_file_id
+$$;
+COMMENT ON FUNCTION ops.record_run_file(bigint, text, text, text, text, bigint, text, text) IS
+  'Records what became of one inbox file in a run (loaded, duplicate, quarantined, left).';
+
+CREATE OR REPLACE FUNCTION ops.finish_run(p_run_id bigint, p_status text, p_message text,
+                                          p_report_path text DEFAULT NULL)
+RETURNS void LANGUAGE sql AS $$
+  UPDATE ops.run r
+     SET status = p_status, message = p_message, finished_at = clock_timestamp(),
+         report_path = coalesce(p_report_path, r.report_path),
+         files_loaded = f.loaded, files_duplicate = f.duplicate,
+         files_quarantined = f.quarantined
+    FROM (SELECT count(*) FILTER (WHERE outcome = 'loaded')::integer AS loaded,
+                 count(*) FILTER (WHERE outcome = 'duplicate')::integer AS duplicate,
+                 count(*) FILTER (WHERE outcome = 'quarantined')::integer AS quarantined
+            FROM ops.run_file WHERE run_id = p_run_id) f
+   WHERE r.run_id = p_run_id
+$$;
+COMMENT ON FUNCTION ops.finish_run(bigint, text, text, text) IS
+  'Closes a run record with its status (done, partial, failed), message and report folder; '
+  'counts its inbox files.';
+
+-- ---------------------------------------------------------------------------------------------
+-- What a run saw, and what changed since the run before.
+-- ---------------------------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION ops.snapshot_run(p_run_id bigint, p_ledger_run_id bigint,
+                                            p_check_run_id bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  v_plan integer;
+BEGIN
+  SELECT plan_area_id INTO v_plan FROM ops.run WHERE run_id = p_run_id;
+  UPDATE ops.run SET ledger_run_id = p_ledger_run_id, check_run_id = p_check_run_id
+   WHERE run_id = p_run_id;
+  DELETE FROM ops.run_parcel_balance WHERE run_id = p_run_id;
+  DELETE FROM ops.run_finding WHERE run_id = p_run_id;
+
+  INSERT INTO ops.run_parcel_balance (run_id, parcel_id, pin, impact_acres, required_acres,
+                                      credit_acres, credit_proposed_acres, credit_hosted_acres,
+                                      balance_acres, status)
+  SELECT p_run_id, b.parcel_id, b.pin, b.impact_acres, b.required_acres, b.credit_acres,
+         b.credit_proposed_acres, b.credit_hosted_acres, b.balance_acres, b.status
+  FROM pub.parcel_balance b
+  JOIN core.feature f ON f.feature_id = b.parcel_id AND f.plan_area_id = v_plan
+  WHERE b.status IS DISTINCT FROM 'none';
+
+  INSERT INTO ops.run_finding (run_id, finding_key, finding_id, paragraph, check_code, severity,
+                               permit_no, pin, measured_value, limit_value, unit, message)
+  SELECT p_run_id,
+         concat_ws('|', k.paragraph, k.check_code, k.permit_no, k.pin, k.feature_id,
+                   row_number() OVER (PARTITION BY k.paragraph, k.check_code, k.permit_no,
+                                                   k.pin, k.feature_id
+                                      ORDER BY k.x, k.y, k.measured_value, k.message,
+                                               k.finding_id)),
+         k.finding_id, k.paragraph, k.check_code, k.severity, k.permit_no, k.pin,
+         k.measured_value, k.limit_value, k.unit, k.message
+  FROM (SELECT fi.finding_id, fi.paragraph, fi.check_code, fi.severity,
+               coalesce(pf.feature_key, '-') AS permit_no, coalesce(cf.feature_key, '-') AS pin,
+               coalesce(fi.feature_id::text, '-') AS feature_id, fi.measured_value,
+               fi.limit_value, fi.unit, fi.message,
+               round(ST_XMin(fi.geom)::numeric, 1) AS x, round(ST_YMin(fi.geom)::numeric, 1) AS y
+        FROM checks.finding fi
+        LEFT JOIN core.feature pf ON pf.feature_id = fi.permit_id
+        LEFT JOIN core.feature cf ON cf.feature_id = fi.parcel_id
+        WHERE fi.run_id = p_check_run_id AND fi.plan_area_id = v_plan) k;
+END $$;
+COMMENT ON FUNCTION ops.snapshot_run(bigint, bigint, bigint) IS
+  'Keeps what a run saw: the parcel balances (pub.parcel_balance, parcels with impact or '
+  'credit) and the findings of its check run, each with a key that identifies it across runs.';
+
+CREATE OR REPLACE FUNCTION ops.run_finding_change(p_run_id bigint)
+RETURNS TABLE (change text, finding_key text, paragraph text, check_code text, severity text,
+               permit_no text, pin text, measured_value numeric, limit_value numeric,
+               unit text, message text)
+LANGUAGE sql STABLE AS $$
+  WITH cur AS (SELECT * FROM ops.run_finding WHERE run_id = p_run_id),
+  prev AS (SELECT f.* FROM ops.run_finding f
+           JOIN ops.run r ON r.previous_run_id = f.run_id WHERE r.run_id = p_run_id)
+  SELECT 'new', c.finding_key, c.paragraph, c.check_code, c.severity, c.permit_no, c.pin,
+         c.measured_value, c.limit_value, c.unit, c.message
+  FROM cur c WHERE NOT EXISTS (SELECT 1 FROM prev p WHERE p.finding_key = c.finding_key)
+  UNION ALL
+  SELECT 'resolved', p.finding_key, p.paragraph, p.check_code, p.severity, p.permit_no, p.pin,
+         p.measured_value, p.limit_value, p.unit, p.message
+  FROM prev p WHERE NOT EXISTS (SELECT 1 FROM cur c WHERE c.finding_key = p.finding_key)
+  ORDER BY 1, 6, 3, 4, 2
+$$;
+COMMENT ON FUNCTION ops.run_finding_change(bigint) IS
+  'Findings of a run that the previous completed run did not have (new) and findings of the '
+  'previous run that are gone (resolved). With no previous run every finding is new.';
+
+CREATE OR REPLACE FUNCTION ops.run_parcel_change(p_run_id bigint)
+RETURNS TABLE (parcel_id bigint, pin text, status_before text, status_after text,
+               required_before numeric, required_after numeric, credit_before numeric,
+               credit_after numeric, balance_before numeric, balance_after numeric,
+               balance_change numeric)
+LANGUAGE sql STABLE AS $$
+  WITH cur AS (SELECT * FROM ops.run_parcel_balance WHERE run_id = p_run_id),
+  prev AS (SELECT b.* FROM ops.run_parcel_balance b
+           JOIN ops.run r ON r.previous_run_id = b.run_id WHERE r.run_id = p_run_id)
+  SELECT coalesce(c.parcel_id, p.parcel_id), coalesce(c.pin, p.pin),
+         coalesce(p.status, 'none'), coalesce(c.status, 'none'),
+         coalesce(p.required_acres, 0), coalesce(c.required_acres, 0),
+         coalesce(p.credit_acres, 0), coalesce(c.credit_acres, 0),
+         coalesce(p.balance_acres, 0), coalesce(c.balance_acres, 0),
+         coalesce(c.balance_acres, 0) - coalesce(p.balance_acres, 0)
+  FROM cur c FULL JOIN prev p ON p.parcel_id = c.parcel_id
+  WHERE coalesce(p.status, 'none') IS DISTINCT FROM coalesce(c.status, 'none')
+     OR round(coalesce(p.balance_acres, 0), 4) <> round(coalesce(c.balance_acres, 0), 4)
+     OR round(coalesce(p.required_acres, 0), 4) <> round(coalesce(c.required_acres, 0), 4)
+     OR round(coalesce(p.credit_acres, 0), 4) <> round(coalesce(c.credit_acres, 0), 4)
+  ORDER BY 2
+$$;
+COMMENT ON FUNCTION ops.run_parcel_change(bigint) IS
+  'Parcels whose status, balance, required or counted credit (to 4 decimals of an acre, the '
+  'reported precision) differ between a run and the previous completed run.';
+
+CREATE OR REPLACE FUNCTION ops.plan_figures(p_plan jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT jsonb_object_agg(e.key, CASE WHEN jsonb_typeof(e.value) = 'number'
+                                      THEN to_jsonb(round((e.value #>> '{}')::numeric, 4))
+                                      ELSE e.value END)
+  FROM jsonb_each(p_plan) e
+  WHERE e.key LIKE '%acres' OR e.key = 'status'
+$$;
+COMMENT ON FUNCTION ops.plan_figures(jsonb) IS
+  'The figures of a plan balance row that a change is judged by: acres (to 4 decimals) and '
+  'status.';
+
+CREATE OR REPLACE FUNCTION ops.summarize_run(p_run_id bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_run ops.run;
+  v_plan jsonb;
+  v_prev_plan jsonb;
+  v_entries integer;
+  v_new integer;
+  v_resolved integer;
+  v_parcels integer;
+  v_findings integer;
+  v_files integer;
+BEGIN
+  SELECT * INTO v_run FROM ops.run WHERE run_id = p_run_id;
+  SELECT to_jsonb(b) - 'geom' INTO v_plan
+  FROM pub.plan_balance b
+  WHERE coalesce((to_jsonb(b) ->> 'plan_area_id')::integer,
+                 (SELECT pa.plan_area_id FROM core.plan_area pa
+                   WHERE pa.code = to_jsonb(b) ->> 'plan_area')) = v_run.plan_area_id;
+  SELECT plan_totals INTO v_prev_plan FROM ops.run WHERE run_id = v_run.previous_run_id;
+  SELECT count(*) INTO v_entries FROM ledger.entry WHERE run_id = v_run.ledger_run_id;
+  SELECT count(*) FILTER (WHERE change = 'new'), count(*) FILTER (WHERE change = 'resolved')
+    INTO v_new, v_resolved FROM ops.run_finding_change(p_run_id);
+  SELECT count(*) INTO v_parcels FROM ops.run_parcel_change(p_run_id);
+  SELECT count(*) INTO v_findings FROM ops.run_finding WHERE run_id = p_run_id;
+  SELECT count(*) INTO v_files FROM ops.run_file WHERE run_id = p_run_id AND outcome = 'loaded';
+  UPDATE ops.run
+     SET plan_totals = v_plan, entries_posted = v_entries, finding_count = v_findings,
+         findings_new = v_new, findings_resolved = v_resolved, parcels_changed = v_parcels,
+         changed = (v_files + v_entries + v_new + v_resolved + v_parcels) > 0
+                   OR ops.plan_figures(v_plan) IS DISTINCT FROM ops.plan_figures(v_prev_plan),
+         changes = jsonb_build_object(
+           'files_loaded', v_files, 'entries_posted', v_entries, 'findings_new', v_new,
+           'findings_resolved', v_resolved, 'parcels_changed', v_parcels,
+           'plan_before', v_prev_plan, 'plan_after', v_plan,
+           'previous_run_id', v_run.previous_run_id)
+   WHERE run_id = p_run_id;
+END $$;
+COMMENT ON FUNCTION ops.summarize_run(bigint) IS
+  'Counts what changed between a run and the previous completed run (files loaded, ledger '
+  'entries posted, new and resolved findings, parcels whose balance changed, plan totals) and '
+  'stores it on the run record.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Published: the run log for staff.
+-- ---------------------------------------------------------------------------------------------
+DROP VIEW IF EXISTS pub.reconciliation_run;
+CREATE VIEW pub.reconciliation_run AS
+SELECT r.run_id, pa.code AS plan_area, r.flow, r.status, r.started_at, r.finished_at,
+       r.finished_at - r.started_at AS duration, r.started_via, r.host, r.pid,
+       r.previous_run_id, r.ledger_run_id, r.check_run_id,
+       r.files_loaded, r.files_duplicate, r.files_quarantined, r.entries_posted,
+       r.finding_count, r.findings_new, r.findings_resolved, r.parcels_changed, r.changed,
+       (r.plan_totals ->> 'required_acres')::numeric AS plan_required_acres,
+       (r.plan_totals ->> 'credit_acres')::numeric AS plan_credit_acres,
+       (r.plan_totals ->> 'balance_acres')::numeric AS plan_balance_acres,
+       r.report_path, r.message
+FROM ops.run r
+JOIN core.plan_area pa ON pa.plan_area_id = r.plan_area_id;
+COMMENT ON VIEW pub.reconciliation_run IS
+  'Log of the nightly reconciliation runs and inbox ingests: when, status, what was loaded, '
+  'posted and found, what changed since the run before, and where the report is.';
+COMMENT ON COLUMN pub.reconciliation_run.run_id IS 'Run id (ops.run).';
+COMMENT ON COLUMN pub.reconciliation_run.plan_area IS 'Plan area code.';
+COMMENT ON COLUMN pub.reconciliation_run.flow IS 'nightly_reconciliation or ingest_inbox.';
+COMMENT ON COLUMN pub.reconciliation_run.status IS
+  'running, done, partial (some inbox files quarantined), failed or abandoned.';
+COMMENT ON COLUMN pub.reconciliation_run.started_at IS 'Start time.';
+COMMENT ON COLUMN pub.reconciliation_run.finished_at IS 'End time.';
+COMMENT ON COLUMN pub.reconciliation_run.duration IS 'End time minus start time.';
+COMMENT ON COLUMN pub.reconciliation_run.started_via IS 'schedule, command, demo or api.';
+COMMENT ON COLUMN pub.reconciliation_run.host IS 'Host of the process that ran it.';
+COMMENT ON COLUMN pub.reconciliation_run.pid IS 'Process id on that host.';
+COMMENT ON COLUMN pub.reconciliation_run.previous_run_id IS 'Run it was compared with.';
+COMMENT ON COLUMN pub.reconciliation_run.ledger_run_id IS 'Ledger recompute run (ledger.run).';
+COMMENT ON COLUMN pub.reconciliation_run.check_run_id IS 'Rule check run (checks.run).';
+COMMENT ON COLUMN pub.reconciliation_run.files_loaded IS 'Inbox files loaded.';
+COMMENT ON COLUMN pub.reconciliation_run.files_duplicate IS
+  'Inbox files loaded before (same SHA-256), archived without loading.';
+COMMENT ON COLUMN pub.reconciliation_run.files_quarantined IS
+  'Inbox files refused, moved to quarantine with an error report.';
+COMMENT ON COLUMN pub.reconciliation_run.entries_posted IS
+  'Ledger entries posted (new entries and reversals); 0 when nothing changed.';
+COMMENT ON COLUMN pub.reconciliation_run.finding_count IS 'Findings after the checks.';
+COMMENT ON COLUMN pub.reconciliation_run.findings_new IS 'Findings not in the previous run.';
+COMMENT ON COLUMN pub.reconciliation_run.findings_resolved IS
+  'Findings of the previous run that are gone.';
+COMMENT ON COLUMN pub.reconciliation_run.parcels_changed IS
+  'Parcels whose balance or status changed (to 4 decimals of an acre).';
+COMMENT ON COLUMN pub.reconciliation_run.changed IS 'Whether anything changed since the run before.';
+COMMENT ON COLUMN pub.reconciliation_run.plan_required_acres IS
+  'Plan-wide required replacement after the run, acres.';
+COMMENT ON COLUMN pub.reconciliation_run.plan_credit_acres IS
+  'Plan-wide counted credit after the run, acres.';
+COMMENT ON COLUMN pub.reconciliation_run.plan_balance_acres IS
+  'Plan-wide balance after the run, acres (credit minus required).';
+COMMENT ON COLUMN pub.reconciliation_run.report_path IS 'Folder of the run''s report.';
+COMMENT ON COLUMN pub.reconciliation_run.message IS 'Outcome in one line.';
+
+DROP VIEW IF EXISTS pub.reconciliation_file;
+CREATE VIEW pub.reconciliation_file AS
+SELECT f.run_file_id, f.run_id, f.file_name, f.layer, f.file_sha256, f.outcome, f.batch_id,
+       f.moved_to, f.message, f.handled_at
+FROM ops.run_file f;
+COMMENT ON VIEW pub.reconciliation_file IS
+  'Files the runs took from the inbox: loaded, duplicate (archived), quarantined (with the '
+  'reason) or left in the inbox after a database error.';
+COMMENT ON COLUMN pub.reconciliation_file.run_file_id IS 'Row id.';
+COMMENT ON COLUMN pub.reconciliation_file.run_id IS 'Run (pub.reconciliation_run).';
+COMMENT ON COLUMN pub.reconciliation_file.file_name IS 'Path relative to the inbox.';
+COMMENT ON COLUMN pub.reconciliation_file.layer IS 'Layer it was loaded as.';
+COMMENT ON COLUMN pub.reconciliation_file.file_sha256 IS 'SHA-256 of the file.';
+COMMENT ON COLUMN pub.reconciliation_file.outcome IS 'loaded, duplicate, quarantined or left.';
+COMMENT ON COLUMN pub.reconciliation_file.batch_id IS 'Ingest batch (ops.batch).';
+COMMENT ON COLUMN pub.reconciliation_file.moved_to IS 'Where the file is now.';
+COMMENT ON COLUMN pub.reconciliation_file.message IS 'Outcome in one line.';
+COMMENT ON COLUMN pub.reconciliation_file.handled_at IS 'When.';
+
+-- ---------------------------------------------------------------------------------------------
+-- Grants: the etl role runs the flows; staff and gis read the two views (998 grants pub).
+-- ---------------------------------------------------------------------------------------------
+REVOKE ALL ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(integer),
+  ops.release_reconcile_lock(integer), ops.reconcile_lock_holder(integer),
+  ops.start_run(integer, text, text, text, integer, text, text),
+  ops.record_run_file(bigint, text, text, text, text, bigint, text, text),
+  ops.finish_run(bigint, text, text, text), ops.snapshot_run(bigint, bigint, bigint),
+  ops.run_finding_change(bigint), ops.run_parcel_change(bigint), ops.summarize_run(bigint),
+  ops.plan_figures(jsonb)
+  FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(integer),
+  ops.release_reconcile_lock(integer), ops.reconcile_lock_holder(integer),
+  ops.start_run(integer, text, text, text, integer, text, text),
+  ops.record_run_file(bigint, text, text, text, text, bigint, text, text),
+  ops.finish_run(bigint, text, text, text), ops.snapshot_run(bigint, bigint, bigint),
+  ops.run_finding_change(bigint), ops.run_parcel_change(bigint), ops.summarize_run(bigint),
+  ops.plan_figures(jsonb)
+  TO rulem_etl;
+GRANT SELECT, INSERT, UPDATE ON ops.run, ops.run_file TO rulem_etl;
+GRANT SELECT, INSERT, DELETE ON ops.run_parcel_balance, ops.run_finding TO rulem_etl;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ops TO rulem_etl;
+REVOKE ALL ON pub.reconciliation_run, pub.reconciliation_file FROM PUBLIC;
+GRANT SELECT ON pub.reconciliation_run, pub.reconciliation_file
+  TO rulem_staff, rulem_gis, rulem_etl;
