@@ -49,6 +49,19 @@ $$;
 COMMENT ON FUNCTION ledger.all_owners(integer) IS
   'Every ledger owner of a plan area: current permits, District projects, owners with entries.';
 
+-- What happened to each feature a statement touched, in words: "added (version 7)",
+-- "changed (version 7 -> 9)" or "retired (version 7)". An UPDATE's rows are the closed old
+-- versions; the new version (if any) is the feature's current one.
+CREATE OR REPLACE FUNCTION ledger.change_words(p_op text, p_version_id bigint,
+                                               p_new_version_id bigint)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN p_op = 'INSERT' THEN format('added (version %s)', p_version_id)
+              WHEN p_new_version_id IS NULL THEN format('retired (version %s)', p_version_id)
+              ELSE format('changed (version %s -> %s)', p_version_id, p_new_version_id) END
+$$;
+COMMENT ON FUNCTION ledger.change_words(text, bigint, bigint) IS
+  'A feature''s change in words for the queue and the entries'' reason.';
+
 -- Layers whose features belong to an owner (impact, replacement).
 CREATE OR REPLACE FUNCTION ledger.queue_owned_change() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -57,33 +70,33 @@ BEGIN
     RETURN NULL;
   END IF;
   EXECUTE format($q$
+    WITH changed AS (
+      SELECT c.plan_area_id, c.%2$I AS fid, c.version_id, c.permit_id, %4$s AS project,
+             cur.version_id AS new_version_id, cur.permit_id AS new_permit_id,
+             %5$s AS new_project
+      FROM changed_rows c
+      LEFT JOIN core.%1$I cur
+        ON %3$L = 'UPDATE' AND cur.%2$I = c.%2$I AND cur.valid_to IS NULL
+    )
     INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
                                      feature_id, version_id, reason)
-    SELECT n.plan_area_id, n.permit_id,
-           CASE WHEN n.permit_id IS NULL THEN n.district_project END,
-           %1$L, n.%2$I, n.version_id,
-           format('%%s %%s %%s (version %%s)', %1$L, f.feature_key,
-                  CASE WHEN %3$L = 'INSERT' THEN 'added'
-                       WHEN n.closed_version THEN 'changed' ELSE 'retired' END, n.version_id)
-    FROM (
-      SELECT c.plan_area_id, c.permit_id, %4$s AS district_project, c.%2$I, c.version_id,
-             EXISTS (SELECT 1 FROM core.%1$I cur
-                     WHERE cur.%2$I = c.%2$I AND cur.valid_to IS NULL) AS closed_version
-      FROM changed_rows c
-      UNION ALL                 -- the new version an UPDATE opened may have a new owner
-      SELECT cur.plan_area_id, cur.permit_id, %5$s, cur.%2$I, cur.version_id, true
-      FROM changed_rows c JOIN core.%1$I cur ON cur.%2$I = c.%2$I AND cur.valid_to IS NULL
-      WHERE %3$L = 'UPDATE'
-    ) n
-    JOIN core.feature f ON f.feature_id = n.%2$I
-    WHERE n.permit_id IS NOT NULL OR n.district_project IS NOT NULL
+    SELECT DISTINCT ch.plan_area_id, o.permit_id,
+           CASE WHEN o.permit_id IS NULL THEN o.project END, %1$L, ch.fid, ch.version_id,
+           format('%%s %%s %%s', %1$L, f.feature_key,
+                  ledger.change_words(%3$L, ch.version_id, ch.new_version_id))
+    FROM changed ch
+    JOIN core.feature f ON f.feature_id = ch.fid
+    CROSS JOIN LATERAL (VALUES (ch.permit_id, ch.project),
+                               (ch.new_permit_id, ch.new_project)) AS o(permit_id, project)
+    WHERE o.permit_id IS NOT NULL OR o.project IS NOT NULL
   $q$, TG_TABLE_NAME, TG_TABLE_NAME || '_id', TG_OP,
      CASE WHEN TG_TABLE_NAME = 'replacement' THEN 'c.district_project' ELSE 'NULL::text' END,
      CASE WHEN TG_TABLE_NAME = 'replacement' THEN 'cur.district_project' ELSE 'NULL::text' END);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ledger.queue_owned_change() IS
-  'Trigger (impact, replacement): queues the owner of each added, changed or retired feature.';
+  'Trigger (impact, replacement): queues the owner (old and new) of each added, changed or '
+  'retired feature.';
 
 -- Layers that matter where they lie (wetland, delineation, buffer, heritage_area, parcel).
 CREATE OR REPLACE FUNCTION ledger.queue_spatial_change() RETURNS trigger
@@ -94,31 +107,28 @@ BEGIN
   END IF;
   EXECUTE format($q$
     WITH changed AS (
-      SELECT c.plan_area_id, c.%2$I AS fid, c.version_id, c.geom,
-             CASE WHEN %3$L = 'INSERT' THEN 'added'
-                  WHEN EXISTS (SELECT 1 FROM core.%1$I cur
-                               WHERE cur.%2$I = c.%2$I AND cur.valid_to IS NULL) THEN 'changed'
-                  ELSE 'retired' END AS verb
+      SELECT c.plan_area_id, c.%2$I AS fid, c.version_id, cur.version_id AS new_version_id,
+             c.geom AS old_geom, cur.geom AS new_geom
       FROM changed_rows c
-      UNION ALL
-      SELECT cur.plan_area_id, cur.%2$I, cur.version_id, cur.geom, 'changed'
-      FROM changed_rows c JOIN core.%1$I cur ON cur.%2$I = c.%2$I AND cur.valid_to IS NULL
-      WHERE %3$L = 'UPDATE'
+      LEFT JOIN core.%1$I cur
+        ON %3$L = 'UPDATE' AND cur.%2$I = c.%2$I AND cur.valid_to IS NULL
     ), hit AS (
-      SELECT ch.plan_area_id, ch.fid, ch.version_id, ch.verb, o.permit_id, o.district_project
-      FROM changed ch CROSS JOIN LATERAL ledger.owners_meeting(ch.plan_area_id, ch.geom) o
+      SELECT ch.*, o.permit_id, o.district_project
+      FROM changed ch
+      CROSS JOIN LATERAL (SELECT * FROM ledger.owners_meeting(ch.plan_area_id, ch.old_geom)
+                          UNION
+                          SELECT * FROM ledger.owners_meeting(ch.plan_area_id, ch.new_geom)) o
       UNION ALL                 -- a delineation also moves the wetlands it approves
-      SELECT ch.plan_area_id, ch.fid, ch.version_id, ch.verb, o.permit_id, o.district_project
+      SELECT ch.*, o.permit_id, o.district_project
       FROM changed ch
       JOIN core.wetland w ON %1$L = 'delineation' AND w.delineation_id = ch.fid
        AND w.valid_to IS NULL
       CROSS JOIN LATERAL ledger.owners_meeting(ch.plan_area_id, w.geom) o
       UNION ALL                 -- a parcel also carries the entries allocated to it
-      SELECT DISTINCT ch.plan_area_id, ch.fid, ch.version_id, ch.verb, e.permit_id,
-             e.district_project
+      SELECT DISTINCT ch.*, e.permit_id, e.district_project
       FROM changed ch JOIN ledger.entry e ON %1$L = 'parcel' AND e.parcel_id = ch.fid
       UNION ALL                 -- and the permits that name its PIN
-      SELECT ch.plan_area_id, ch.fid, ch.version_id, ch.verb, pm.permit_id, NULL
+      SELECT ch.*, pm.permit_id, NULL
       FROM changed ch
       JOIN core.parcel p ON %1$L = 'parcel' AND p.parcel_id = ch.fid
       JOIN core.permit pm ON pm.valid_to IS NULL AND pm.plan_area_id = ch.plan_area_id
@@ -126,12 +136,11 @@ BEGIN
     )
     INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
                                      feature_id, version_id, parcel_id, reason)
-    SELECT DISTINCT ON (h.plan_area_id, h.permit_id, h.district_project, h.fid)
-           h.plan_area_id, h.permit_id, h.district_project, %1$L, h.fid, h.version_id,
-           CASE WHEN %1$L = 'parcel' THEN h.fid END,
-           format('%%s %%s %%s (version %%s)', %1$L, f.feature_key, h.verb, h.version_id)
+    SELECT DISTINCT h.plan_area_id, h.permit_id, h.district_project, %1$L, h.fid,
+           h.version_id, CASE WHEN %1$L = 'parcel' THEN h.fid END,
+           format('%%s %%s %%s', %1$L, f.feature_key,
+                  ledger.change_words(%3$L, h.version_id, h.new_version_id))
     FROM hit h JOIN core.feature f ON f.feature_id = h.fid
-    ORDER BY h.plan_area_id, h.permit_id, h.district_project, h.fid, h.version_id
   $q$, TG_TABLE_NAME, TG_TABLE_NAME || '_id', TG_OP);
   RETURN NULL;
 END $$;
@@ -147,15 +156,12 @@ BEGIN
   END IF;
   INSERT INTO ledger.change_queue (plan_area_id, permit_id, layer, feature_id, version_id,
                                    reason)
-  SELECT DISTINCT ON (c.permit_id) c.plan_area_id, c.permit_id, 'permit', c.permit_id,
-         c.version_id,
-         format('permit %s %s (version %s)', c.permit_no,
-                CASE WHEN TG_OP = 'INSERT' THEN 'added'
-                     WHEN EXISTS (SELECT 1 FROM core.permit cur
-                                  WHERE cur.permit_id = c.permit_id AND cur.valid_to IS NULL)
-                     THEN 'changed' ELSE 'retired' END, c.version_id)
-  FROM changed_rows c
-  ORDER BY c.permit_id, c.version_id;
+  SELECT c.plan_area_id, c.permit_id, 'permit', c.permit_id, c.version_id,
+         format('permit %s %s', c.permit_no,
+                ledger.change_words(TG_OP, c.version_id, (
+                  SELECT cur.version_id FROM core.permit cur
+                  WHERE cur.permit_id = c.permit_id AND cur.valid_to IS NULL)))
+  FROM changed_rows c;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ledger.queue_permit_change() IS
@@ -169,24 +175,20 @@ BEGIN
   END IF;
   INSERT INTO ledger.change_queue (plan_area_id, permit_id, layer, feature_id, version_id,
                                    reason)
-  SELECT DISTINCT ON (x.permit_id, t.credit_transfer_id) t.plan_area_id, x.permit_id,
-         'credit_transfer', t.credit_transfer_id, t.version_id,
-         format('credit transfer of %s acres from %s to %s %s (version %s)', t.acres,
+  SELECT DISTINCT t.plan_area_id, x.permit_id, 'credit_transfer', t.credit_transfer_id,
+         t.version_id,
+         format('credit transfer %s of %s acres from %s to %s %s', f.feature_key, t.acres,
                 (SELECT feature_key FROM core.feature WHERE feature_id = t.from_permit_id),
                 (SELECT feature_key FROM core.feature WHERE feature_id = t.to_permit_id),
-                CASE WHEN TG_OP = 'INSERT' THEN 'added'
-                     WHEN EXISTS (SELECT 1 FROM core.credit_transfer cur
-                                  WHERE cur.credit_transfer_id = t.credit_transfer_id
-                                    AND cur.valid_to IS NULL) THEN 'changed'
-                     ELSE 'retired' END, t.version_id)
-  FROM (SELECT c.* FROM changed_rows c
-        UNION ALL
-        SELECT cur.* FROM changed_rows c
-        JOIN core.credit_transfer cur
-          ON cur.credit_transfer_id = c.credit_transfer_id AND cur.valid_to IS NULL
-        WHERE TG_OP = 'UPDATE') t
-  CROSS JOIN LATERAL (VALUES (t.from_permit_id), (t.to_permit_id)) AS x(permit_id)
-  ORDER BY x.permit_id, t.credit_transfer_id, t.version_id;
+                ledger.change_words(TG_OP, t.version_id, cur.version_id))
+  FROM changed_rows t
+  JOIN core.feature f ON f.feature_id = t.credit_transfer_id
+  LEFT JOIN core.credit_transfer cur
+    ON TG_OP = 'UPDATE' AND cur.credit_transfer_id = t.credit_transfer_id
+   AND cur.valid_to IS NULL
+  CROSS JOIN LATERAL (VALUES (t.from_permit_id), (t.to_permit_id), (cur.from_permit_id),
+                             (cur.to_permit_id)) AS x(permit_id)
+  WHERE x.permit_id IS NOT NULL;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ledger.queue_transfer_change() IS
@@ -320,12 +322,12 @@ COMMENT ON FUNCTION ledger.finish_run(bigint, text, text) IS
   'Closes a run with its status and counts (queue rows, owners, entries, reversals).';
 
 REVOKE ALL ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
-  ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
+  ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
   ledger.enqueue_all(bigint), ledger.drain(bigint, integer),
   ledger.finish_run(bigint, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
-  ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
+  ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
   ledger.enqueue_all(bigint), ledger.drain(bigint, integer),
   ledger.finish_run(bigint, text, text) TO rulem_etl;
