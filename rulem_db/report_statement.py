@@ -1,0 +1,163 @@
+"""The annual ledger statement of a plan area, as CSV and HTML (sql/310_ledger_statement.sql
+computes it; this module only reads and renders).
+
+Files, in the output folder:
+- `statement-<plan>-<year>.csv`: the statement lines (opening balance, impacts, required,
+  credit by status, transfers, reversals, adjustments, closing balance) with the ids of the
+  ledger entries behind each line;
+- `statement-<plan>-<year>-entries.csv`: every entry of the year with the line it falls on;
+- `statement-<plan>-<year>.html`: both, as one page to print or send.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
+
+from rulem_db import report_html as h
+
+LINE_COLUMNS = ("line_no", "line_code", "line", "debit_acres", "credit_acres", "memo_acres",
+                "balance_acres", "entry_count", "entry_ids")
+ENTRY_COLUMNS = ("line_no", "line_code", "entry_id", "posted_at", "run_id", "permit_no",
+                 "district_project", "pin", "measure", "entry_kind", "acres", "balance_acres",
+                 "reverses_entry_id", "reversed_posted_at", "reason")
+MAX_HTML_ENTRIES = 2000
+
+
+@dataclass
+class Statement:
+    """A statement read from the database."""
+
+    plan_area: str
+    plan_name: str
+    year: int
+    tz: str
+    lines: list[dict[str, Any]]
+    entries: list[dict[str, Any]]
+
+    @property
+    def opening(self) -> Any:
+        return next(r["balance_acres"] for r in self.lines if r["line_code"] == "opening_balance")
+
+    @property
+    def closing(self) -> Any:
+        return next(r["balance_acres"] for r in self.lines if r["line_code"] == "closing_balance")
+
+    @property
+    def year_to_date(self) -> bool:
+        """Whether the year is not over yet (the closing balance is a balance to date)."""
+        return self.year >= dt.datetime.now(ZoneInfo(self.tz)).year
+
+
+@dataclass(frozen=True)
+class StatementFiles:
+    """The files written for a statement."""
+
+    csv: Path
+    entries_csv: Path
+    html: Path
+
+
+def read_statement(conn: sa.Connection, plan_area: str, year: int,
+                   tz: str = "America/Chicago") -> Statement:
+    """The statement's lines and entries (pub.ledger_statement, pub.ledger_statement_entry)."""
+    name = conn.execute(sa.text("SELECT name FROM core.plan_area WHERE code = :c"),
+                        {"c": plan_area}).scalar()
+    if name is None:
+        raise ValueError(f"no plan area {plan_area!r} in this database")
+    params = {"c": plan_area, "y": year, "tz": tz}
+    lines = [dict(r) for r in conn.execute(sa.text(
+        "SELECT * FROM pub.ledger_statement(:c, :y, :tz)"), params).mappings()]
+    entries = [dict(r) for r in conn.execute(sa.text(
+        "SELECT * FROM pub.ledger_statement_entry(:c, :y, :tz)"), params).mappings()]
+    return Statement(plan_area, name, year, tz, lines, entries)
+
+
+def stem(statement: Statement) -> str:
+    """The file name stem: statement-<plan>-<year>."""
+    return f"statement-{statement.plan_area}-{statement.year}"
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    return "" if value is None else value
+
+
+def write_csv(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(columns)
+        for r in rows:
+            w.writerow([_csv_value(r[c]) for c in columns])
+    return path
+
+
+def _line_label(statement: Statement, row: dict[str, Any]) -> str:
+    if row["line_code"] == "closing_balance" and statement.year_to_date:
+        now = dt.datetime.now(ZoneInfo(statement.tz)).isoformat(sep=" ", timespec="minutes")
+        return f"Balance to date ({now}; the year is not over)"
+    return row["line"]
+
+
+def render_html(statement: Statement) -> str:
+    """The statement as one self-contained page."""
+    lines = []
+    for r in statement.lines:
+        ids = r["entry_ids"]
+        trace = (" ".join(str(i) for i in ids[:40]) + (" ..." if len(ids) > 40 else "")
+                 if ids else ("all entries posted before" if r["line_code"].endswith("balance")
+                              else ""))
+        lines.append((_line_label(statement, r), r["debit_acres"], r["credit_acres"],
+                      r["memo_acres"], r["balance_acres"], r["entry_count"], trace))
+    entries = [(e["entry_id"], e["posted_at"].astimezone(ZoneInfo(statement.tz)), e["line_code"],
+                e["permit_no"] or e["district_project"], e["pin"], e["measure"], e["entry_kind"],
+                e["acres"], e["balance_acres"], e["reverses_entry_id"], e["run_id"], e["reason"])
+               for e in statement.entries[:MAX_HTML_ENTRIES]]
+    more = ""
+    if len(statement.entries) > MAX_HTML_ENTRIES:
+        more = (f'<p class="note">First {MAX_HTML_ENTRIES} of {len(statement.entries)} entries; '
+                f"all are in {h.esc(stem(statement))}-entries.csv.</p>")
+    body = [
+        "<h2>Statement (acres)</h2>",
+        h.table(("line", "debit", "credit", "memo", "effect on balance", "entries",
+                 "ledger entry ids"), lines, status_columns=()),
+        '<p class="note">Balance = credit minus debit (Rule M 7(b), one acre replaced for each '
+        "acre impacted). The year runs 1 January to 31 December in "
+        f"{h.esc(statement.tz)} by the time an entry was posted. A reversal cancels an entry "
+        "when a recompute found different figures; reversals of entries posted in earlier years "
+        "are adjustments, so earlier statements stand as issued. Opening balance + effects of "
+        "the lines = closing balance; the opening balance is the closing balance of the year "
+        "before. Memo lines (impact, constructed, proposed and hosted credit) do not move the "
+        "balance.</p>",
+        f"<h2>Ledger entries of {statement.year} ({len(statement.entries)})</h2>",
+        h.table(("entry", "posted", "line", "permit / project", "parcel", "measure", "kind",
+                 "acres", "effect", "reverses", "run", "reason"), entries, status_columns=(),
+                empty="No entries were posted this year."),
+        more,
+    ]
+    title = f"Rule M ledger statement {statement.year}: {statement.plan_name}"
+    sub = (f"Plan area {statement.plan_area}; produced "
+           f"{dt.datetime.now(ZoneInfo(statement.tz)).isoformat(sep=' ', timespec='minutes')}")
+    return h.page(title, sub, "".join(body))
+
+
+def write_statement(statement: Statement, out: Path) -> StatementFiles:
+    """Write the statement's CSVs and HTML page into out."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    base = stem(statement)
+    lines = [dict(r, line=_line_label(statement, r)) for r in statement.lines]
+    csv_path = write_csv(out / f"{base}.csv", LINE_COLUMNS, lines)
+    entries_path = write_csv(out / f"{base}-entries.csv", ENTRY_COLUMNS, statement.entries)
+    html_path = out / f"{base}.html"
+    html_path.write_text(render_html(statement), encoding="utf-8")
+    return StatementFiles(csv_path, entries_path, html_path)

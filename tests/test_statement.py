@@ -1,0 +1,212 @@
+"""The annual ledger statement (sql/310_ledger_statement.sql, rulem-db statement).
+
+Ledger entries across three years are posted here with the posting times an auditor would see,
+so every line is worked out by hand below; a second test goes through a real recompute.
+"""
+
+from __future__ import annotations
+
+import csv
+from decimal import Decimal
+
+import ledger_scenarios as s
+import pytest
+import sqlalchemy as sa
+
+from rulem_db import cli
+
+CHICAGO = "America/Chicago"
+
+
+def _feature(conn: sa.Connection, layer: str, key: str) -> int:
+    return conn.execute(sa.text(
+        "INSERT INTO core.feature (layer, plan_area_id, feature_key) VALUES (:l, 1, :k) "
+        "RETURNING feature_id"), {"l": layer, "k": key}).scalar_one()
+
+
+class Book:
+    """Posts entries with a chosen posting time, as the ledger would have."""
+
+    def __init__(self, conn: sa.Connection) -> None:
+        self.conn = conn
+        self.run_id = conn.execute(sa.text(
+            "INSERT INTO ledger.run (mode, status) VALUES ('all', 'done') RETURNING run_id")
+        ).scalar_one()
+        self.permit = _feature(conn, "permit", "23-001")
+        self.parcel = _feature(conn, "parcel", "PIN1")
+
+    def post(self, at: str, measure: str, acres: str, reverses: int | None = None,
+             project: bool = False) -> int:
+        kind = {"required": "debit", "transfer_out": "debit", "credit": "credit",
+                "transfer_in": "credit"}.get(measure, "memo")
+        return self.conn.execute(sa.text(
+            "INSERT INTO ledger.entry (run_id, plan_area_id, permit_id, district_project, "
+            "parcel_id, measure, entry_kind, acres, reverses_entry_id, reason, inputs, "
+            "posted_at) VALUES (:r, 1, :p, :dp, :parcel, :m, :k, :a, :rev, 'test', '{}', "
+            "CAST(:at AS timestamptz)) RETURNING entry_id"),
+            {"r": self.run_id, "p": None if project else self.permit,
+             "dp": "District pond" if project else None, "parcel": self.parcel, "m": measure,
+             "k": kind, "a": Decimal(acres), "rev": reverses, "at": at}).scalar_one()
+
+
+@pytest.fixture
+def book(engine: sa.Engine) -> dict[str, int]:
+    """Three years of entries; times in Chicago local time (UTC-6 in winter, -5 in summer)."""
+    with engine.begin() as conn:
+        b = Book(conn)
+        e = {}
+        e["req1"] = b.post("2023-03-01 10:00-06", "required", "2.0")
+        e["imp1"] = b.post("2023-03-01 10:00-06", "impact", "2.0")
+        e["cred1"] = b.post("2023-06-01 10:00-05", "credit", "1.5", project=True)
+        e["prop1"] = b.post("2023-06-01 10:00-05", "credit_proposed", "0.7")
+        e["rev_req1"] = b.post("2023-09-01 10:00-05", "required", "-2.0", e["req1"])
+        e["req2"] = b.post("2023-09-01 10:00-05", "required", "2.5")
+        e["rev_cred1"] = b.post("2024-02-01 10:00-06", "credit", "-1.5", e["cred1"],
+                                project=True)
+        e["cred2"] = b.post("2024-02-01 10:00-06", "credit", "1.8", project=True)
+        e["out"] = b.post("2024-04-01 10:00-05", "transfer_out", "0.3", project=True)
+        e["in"] = b.post("2024-04-01 10:00-05", "transfer_in", "0.3")
+        # 23:30 on New Year's Eve in Chicago is already 2025 in UTC.
+        e["late"] = b.post("2024-12-31 23:30-06", "credit", "0.2", project=True)
+        e["y2025"] = b.post("2025-01-01 00:30-06", "credit", "0.4", project=True)
+    return e
+
+
+def _statement(conn: sa.Connection, year: int, tz: str = CHICAGO) -> dict[str, dict]:
+    rows = conn.execute(sa.text("SELECT * FROM pub.ledger_statement('acd-53-62', :y, :tz)"),
+                        {"y": year, "tz": tz}).mappings().all()
+    return {r["line_code"]: dict(r) for r in rows}
+
+
+def test_lines_by_hand_and_opening_is_previous_closing(engine, book):
+    with engine.connect() as conn:
+        y23, y24, y25 = (_statement(conn, y) for y in (2023, 2024, 2025))
+    # 2023: required 2.0 then recomputed to 2.5 (reversal in the same year); credit 1.5.
+    assert y23["opening_balance"]["balance_acres"] == 0
+    assert y23["required"]["debit_acres"] == Decimal("4.5")  # 2.0 and its successor 2.5
+    assert y23["required"]["entry_ids"] == [book["req1"], book["req2"]]
+    assert y23["reversal"]["debit_acres"] == Decimal("-2.0")
+    assert y23["reversal"]["balance_acres"] == Decimal("2.0")
+    assert y23["reversal"]["entry_ids"] == [book["rev_req1"]]
+    assert y23["credit"]["balance_acres"] == Decimal("1.5")
+    assert y23["impact"]["memo_acres"] == Decimal("2.0")
+    assert y23["impact"]["balance_acres"] is None  # memo: never in the balance
+    assert y23["credit_proposed"]["memo_acres"] == Decimal("0.7")
+    assert y23["adjustment"]["entry_count"] == 0
+    assert y23["closing_balance"]["balance_acres"] == Decimal("-1.0")  # 1.5 - 2.5
+    # 2024: the 2023 credit is recomputed (a prior-year adjustment), transfers net to zero.
+    assert y24["opening_balance"]["balance_acres"] == y23["closing_balance"]["balance_acres"]
+    assert y24["adjustment"]["balance_acres"] == Decimal("-1.5")
+    assert y24["adjustment"]["entry_ids"] == [book["rev_cred1"]]
+    assert y24["reversal"]["entry_count"] == 0
+    assert y24["credit"]["balance_acres"] == Decimal("2.0")  # 1.8 + 0.2 on New Year's Eve
+    assert y24["credit"]["entry_ids"] == [book["cred2"], book["late"]]
+    assert y24["transfer_in"]["balance_acres"] == Decimal("0.3")
+    assert y24["transfer_out"]["balance_acres"] == Decimal("-0.3")
+    assert y24["closing_balance"]["balance_acres"] == Decimal("-0.5")
+    # 2025
+    assert y25["opening_balance"]["balance_acres"] == y24["closing_balance"]["balance_acres"]
+    assert y25["credit"]["entry_ids"] == [book["y2025"]]
+    assert y25["closing_balance"]["balance_acres"] == Decimal("-0.1")
+
+
+def test_lines_add_up_and_cover_every_entry(engine, book):
+    with engine.connect() as conn:
+        for year in (2022, 2023, 2024, 2025):
+            lines = _statement(conn, year)
+            effects = sum(r["balance_acres"] for k, r in lines.items()
+                          if r["balance_acres"] is not None and not k.endswith("_balance"))
+            assert (lines["opening_balance"]["balance_acres"] + effects
+                    == lines["closing_balance"]["balance_acres"])
+            listed = [i for k, r in lines.items() if not k.endswith("_balance")
+                      for i in r["entry_ids"]]
+            posted = conn.execute(sa.text(
+                "SELECT entry_id FROM ledger.entry WHERE posted_at >= make_timestamptz(:y, 1, 1, "
+                "0, 0, 0, :tz) AND posted_at < make_timestamptz(:y + 1, 1, 1, 0, 0, 0, :tz)"),
+                {"y": year, "tz": CHICAGO}).scalars().all()
+            assert sorted(listed) == sorted(posted)
+            # The ledger's own exact balance at the end of the year agrees.
+            ledger_balance = conn.execute(sa.text(
+                "SELECT balance FROM ledger.plan_measures(1, make_timestamptz(:y + 1, 1, 1, 0, 0, "
+                "0, :tz) - interval '1 microsecond')"), {"y": year, "tz": CHICAGO}).scalar_one()
+            assert lines["closing_balance"]["balance_acres"] == ledger_balance
+
+
+def test_the_year_follows_the_time_zone(engine, book):
+    with engine.connect() as conn:
+        utc24 = _statement(conn, 2024, "UTC")
+        utc25 = _statement(conn, 2025, "UTC")
+    assert book["late"] not in utc24["credit"]["entry_ids"]
+    assert book["late"] in utc25["credit"]["entry_ids"]
+
+
+def test_detail_names_line_permit_parcel_and_reversed_entry(engine, book):
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text(
+            "SELECT * FROM pub.ledger_statement_entry('acd-53-62', 2024)")).mappings().all()
+    by_id = {r["entry_id"]: r for r in rows}
+    adj = by_id[book["rev_cred1"]]
+    assert adj["line_code"] == "adjustment"
+    assert adj["reverses_entry_id"] == book["cred1"]
+    assert adj["reversed_posted_at"].year == 2023
+    assert adj["district_project"] == "District pond"
+    transfer_in = by_id[book["in"]]
+    assert (transfer_in["permit_no"], transfer_in["pin"]) == ("23-001", "PIN1")
+    assert transfer_in["balance_acres"] == Decimal("0.3")
+    assert by_id[book["out"]]["balance_acres"] == Decimal("-0.3")
+
+
+def test_unknown_plan_area_is_refused(engine):
+    with engine.connect() as conn, pytest.raises(sa.exc.DBAPIError, match="no plan area"):
+        conn.execute(sa.text("SELECT * FROM pub.ledger_statement('nowhere', 2024)")).all()
+
+
+def test_staff_may_run_the_statement_but_not_read_the_book(engine, book):
+    with engine.begin() as conn:
+        conn.execute(sa.text("SET LOCAL ROLE rulem_staff"))
+        lines = _statement(conn, 2024)
+        assert lines["closing_balance"]["balance_acres"] == Decimal("-0.5")
+        with pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
+            conn.execute(sa.text("SELECT count(*) FROM ledger.entry"))
+
+
+def test_statement_after_a_real_recompute_matches_the_plan_balance(engine, db_url, tmp_path,
+                                                                   capsys):
+    """Fill 100 m x 100 m of wetland (2.4711 ac required), certify a 100 m x 50 m replacement
+    (1.2355 ac credit): the statement of this year shows both and closes at the plan balance."""
+    from rulem_db import ledger
+
+    with engine.begin() as conn:
+        s.base_site(conn, {"W1": (0, 0, 300, 300)})
+        s.parcel(conn, "P-1", (0, 0, 500, 500))
+        permit = s.permit(conn, "25-001", pins=["P-1"])
+        s.impact(conn, permit, "fill", (0, 0, 100, 100), "i1")
+        s.replacement(conn, permit, (400, 0, 500, 50), "r1")
+    ledger.recompute(db_url, all=True)
+    with engine.connect() as conn:
+        year = conn.execute(sa.text(
+            "SELECT extract(year FROM now() AT TIME ZONE 'America/Chicago')::int")).scalar_one()
+        plan = s.plan_row(conn)
+    out = tmp_path / "statements"
+    code = cli.main(["--db", db_url, "statement", "--year", str(year), "--out", str(out),
+                     "--format", "csv"])
+    assert code == 0
+    printed = list(csv.DictReader(capsys.readouterr().out.splitlines()))
+    closing = next(r for r in printed if r["line"].startswith(("Closing", "Balance to date")))
+    assert round(Decimal(closing["balance_acres"]), 4) == plan["balance_acres"]
+    assert round(Decimal(closing["balance_acres"]), 4) == Decimal("-1.2355")
+    with (out / f"statement-acd-53-62-{year}.csv").open() as f:
+        lines = {r["line_code"]: r for r in csv.DictReader(f)}
+    assert round(Decimal(lines["required"]["debit_acres"]), 4) == Decimal("2.4711")
+    assert round(Decimal(lines["credit"]["credit_acres"]), 4) == Decimal("1.2355")
+    assert Decimal(lines["opening_balance"]["balance_acres"]) == 0
+    with (out / f"statement-acd-53-62-{year}-entries.csv").open() as f:
+        entries = list(csv.DictReader(f))
+    assert {e["entry_id"] for e in entries} == {
+        i for r in lines.values() for i in r["entry_ids"].split()}
+    html = (out / f"statement-acd-53-62-{year}.html").read_text()
+    assert "Replacement required, debited" in html and "25-001" in html
+    # Next year opens where this one closes.
+    with engine.connect() as conn:
+        following = _statement(conn, year + 1)
+    assert following["opening_balance"]["balance_acres"] == Decimal(closing["balance_acres"])
