@@ -10,8 +10,8 @@ anywhere in the inbox with a small manifest beside the file, `<file>.ingest.json
 
 Files the manifest names (study area, mapping) travel with their file. A shapefile is its .shp
 with the companion files of the same name; a File Geodatabase folder (`*.gdb`) is one item.
-Hidden files, partial downloads (`.part`, `.tmp`, `.crdownload`) and files younger than the
-settle time are left for the next run.
+Hidden files, README files, partial downloads (`.part`, `.tmp`, `.crdownload`) and files
+younger than the settle time are left where they are.
 
 After the run a loaded or duplicate file moves to `archive/<date>/run-<id>/<path in inbox>`, a
 refused one to `quarantine/<date>/run-<id>/<path in inbox>` with `<file>.error.txt` beside it.
@@ -82,7 +82,7 @@ def layer_of_folder(name: str) -> str | None:
 
 def _ignored(path: Path) -> bool:
     name = path.name.lower()
-    return (name.startswith(".") or name.startswith("~$") or name.endswith(PARTIAL_SUFFIXES)
+    return (name.startswith((".", "~$", "readme")) or name.endswith(PARTIAL_SUFFIXES)
             or name in ("thumbs.db", "desktop.ini"))
 
 

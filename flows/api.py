@@ -1,0 +1,96 @@
+"""The three steps the flows orchestrate, each behind one small function: ingest
+(etl.ingest.ingest), the ledger recompute (rulem_db.ledger.recompute) and the rule checks (the
+SQL function checks.run_checks, which records its run and returns its id).
+
+Why a module of adapters: those APIs are owned by other modules and evolve; the flows depend
+on exactly the calls below and on nothing else of theirs, so a change of theirs is a change
+here only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+from flows.inbox import InboxItem
+from flows.retry import is_transient
+from rulem_db import db as dbmod
+
+
+@dataclass
+class IngestOutcome:
+    """What ingesting one inbox item did: loaded, duplicate, or refused (with the reasons)."""
+
+    status: str  # loaded, duplicate, refused
+    message: str
+    batch_id: int | None = None
+    details: list[str] = field(default_factory=list)
+
+
+def ingest_item(url: str, plan_area: str, item: InboxItem) -> IngestOutcome:
+    """Ingest one inbox item with etl.ingest; a refusal comes back as status 'refused'.
+
+    Transient database errors are raised (the task retries them); every other error is the
+    file's: ingest is all or nothing, so the database is as it was and the file is refused.
+    """
+    if item.problem:
+        return IngestOutcome("refused", item.problem)
+    from etl import ingest as ingest_mod
+    from etl.problems import IngestRefused
+
+    opts = item.options
+    try:
+        result = ingest_mod.ingest(
+            url, item.layer or "", item.path, crs=opts.get("crs"), mapping=opts.get("mapping"),
+            permit=opts.get("permit"), study_area=opts.get("study_area"),
+            skip_bad_features=bool(opts.get("skip_bad_features", False)), plan_area=plan_area)
+    except Exception as exc:
+        if is_transient(exc):
+            raise
+        details = exc.lines() if isinstance(exc, IngestRefused) else []
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        return IngestOutcome("refused", message, details=details)
+    notes = [n.line() for n in getattr(result, "notes", [])]
+    return IngestOutcome(result.status, result.message, result.batch_id, notes)
+
+
+@dataclass
+class RecomputeOutcome:
+    """The ledger recompute of a run: its ledger.run id and what it posted."""
+
+    ledger_run_id: int
+    entries: int
+    reversals: int
+    text: str
+
+
+def recompute(url: str, full: bool = True) -> RecomputeOutcome:
+    """Bring the ledger up to date (rulem_db.ledger.recompute; full=True queues every owner)."""
+    from rulem_db import ledger
+
+    summary = ledger.recompute(url, all=full)
+    return RecomputeOutcome(summary.run_id, summary.entries, summary.reversals, str(summary))
+
+
+@dataclass
+class ChecksOutcome:
+    """The rule check run of a run: its checks.run id and how many findings it recorded."""
+
+    check_run_id: int | None
+    findings: int
+    text: str
+
+
+def run_checks(url: str, plan_area_id: int) -> ChecksOutcome:
+    """Run every rule check for every permit of the plan area (SQL checks.run_checks, which
+    records the run, its findings and the outcome per permit and check)."""
+    with dbmod.connect(url) as conn:
+        run_id = conn.execute(sa.text("SELECT checks.run_checks(:p)"),
+                              {"p": plan_area_id}).scalar_one()
+        row = conn.execute(sa.text(
+            "SELECT finding_count, error_count, warning_count, permit_count FROM checks.run "
+            "WHERE run_id = :r"), {"r": run_id}).one()
+    text = (f"run {run_id}: {row.permit_count or 0} permits checked, {row.finding_count or 0} "
+            f"findings ({row.error_count or 0} errors, {row.warning_count or 0} warnings)")
+    return ChecksOutcome(run_id, int(row.finding_count or 0), text)

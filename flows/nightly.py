@@ -1,0 +1,314 @@
+"""The nightly reconciliation: load what arrived in the inbox, recompute the ledger, re-run the
+rule checks, compare with the previous run, write the report staff read in the morning.
+
+Two flows:
+- `ingest_inbox`: every item in the inbox is one task; a bad file goes to quarantine with its
+  error report while the others load; loaded and duplicate files go to the archive.
+- `nightly_reconciliation`: the inbox (when given), then `recompute`, `run_checks`, the
+  comparison with the previous run (new and resolved findings, parcels whose balance changed,
+  plan totals), the report and the Prefect artifacts.
+
+Both take the plan area's reconciliation lock first: a second run while one runs exits at once
+with a message naming the running one (flows.runs). Both open a run record (ops.run) and close
+it as done, partial (some files quarantined or left) or failed. Re-running the same night posts
+nothing (the ledger posts only differences) and records a run that says nothing changed.
+
+The database URL is never a flow parameter (Prefect shows parameters in its UI): the flows read
+RULEM_DATABASE_URL (or the embedded default), or the URL `reconcile_now` was given.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger
+
+from flows import inbox as inbox_mod
+from flows import runs
+from flows.retry import call, in_flow_run
+from flows.tasks import (
+    FileResult,
+    Places,
+    compare_with_previous_run,
+    ingest_file,
+    recompute_ledger,
+    run_rule_checks,
+    write_report,
+)
+from rulem_db import config
+
+DEFAULT_REPORTS = Path("reports")
+_DATABASE_URL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "rulem_database_url", default=None)
+
+
+@dataclass
+class RunSummary:
+    """What a reconciliation run did, for the command line, the demo and the artifacts."""
+
+    run_id: int
+    plan_area: str
+    status: str
+    message: str
+    report_path: Path | None
+    files: list[FileResult] = field(default_factory=list)
+    files_loaded: int = 0
+    files_duplicate: int = 0
+    files_quarantined: int = 0
+    entries_posted: int = 0
+    findings: int = 0
+    findings_new: int = 0
+    findings_resolved: int = 0
+    parcels_changed: int = 0
+    changed: bool = False
+    plan_required_acres: float | None = None
+    plan_credit_acres: float | None = None
+    plan_balance_acres: float | None = None
+    previous_run_id: int | None = None
+
+    def lines(self) -> list[str]:
+        """The summary as a person reads it on a terminal."""
+        since = f"run {self.previous_run_id}" if self.previous_run_id else "the first run"
+        head = (f"run {self.run_id} ({self.plan_area}): {self.status}; "
+                + (f"changes since {since}" if self.changed else
+                   f"nothing changed since {since}"))
+        out = [head]
+        if self.files:
+            out.append(f"  inbox: {self.files_loaded} loaded, {self.files_duplicate} already "
+                       f"loaded, {self.files_quarantined} quarantined")
+            for f in self.files:
+                if f.outcome in ("quarantined", "left"):
+                    out.append(f"    {f.outcome}: {f.rel}: {f.message}")
+        out.append(f"  ledger: {self.entries_posted} entries posted")
+        out.append(f"  findings: {self.findings} ({self.findings_new} new, "
+                   f"{self.findings_resolved} resolved)")
+        out.append(f"  parcels whose balance changed: {self.parcels_changed}")
+        if self.plan_balance_acres is not None:
+            out.append(f"  plan: required {self.plan_required_acres:.4f} ac, credit "
+                       f"{self.plan_credit_acres:.4f} ac, balance "
+                       f"{self.plan_balance_acres:+.4f} ac")
+        if self.report_path:
+            out.append(f"  report: {self.report_path}")
+        return out
+
+
+def _url() -> str:
+    return _DATABASE_URL.get() or config.database_url(None)
+
+
+@contextmanager
+def database(url: str) -> Iterator[None]:
+    """Run the flows of this block against url (without making it a flow parameter)."""
+    token = _DATABASE_URL.set(url)
+    try:
+        yield
+    finally:
+        _DATABASE_URL.reset(token)
+
+
+def _log(message: str) -> None:
+    if in_flow_run():
+        get_run_logger().info(message)
+    else:
+        runs_logger().info(message)
+
+
+def runs_logger():  # noqa: ANN201 - a logging.Logger
+    import logging
+
+    return logging.getLogger("rulem_db.flows")
+
+
+def _prefect_flow_run_id() -> str | None:
+    if not in_flow_run():
+        return None
+    from prefect.runtime import flow_run
+
+    return str(flow_run.id) if flow_run.id else None
+
+
+def _places(inbox: Path, archive: Path | None, quarantine: Path | None) -> Places:
+    inbox = Path(inbox).resolve()
+    return Places(inbox, Path(archive or inbox.parent / "archive").resolve(),
+                  Path(quarantine or inbox.parent / "quarantine").resolve(), runs.local_day())
+
+
+def ingest_items(url: str, plan: runs.PlanArea, run_id: int, places: Places,
+                 settle_seconds: float = 0.0) -> list[FileResult]:
+    """Ingest every inbox item in load order, one task each; never stops for one file."""
+    results: list[FileResult] = []
+    items = inbox_mod.scan(places.inbox, settle_seconds)
+    _log(f"inbox {places.inbox}: {len(items)} item(s)")
+    for item in items:
+        try:
+            result = call(ingest_file, url, plan.code, item, places, run_id)
+        except Exception as exc:  # a database error that outlasted the retries
+            message = "left in the inbox for the next run: " + " ".join(str(exc).split())[:300]
+            runs.record_file(url, run_id, item.rel, item.layer, None, "left", None,
+                             str(item.path), message)
+            result = FileResult(item.rel, item.layer, "left", message, str(item.path))
+        _log(f"{result.outcome}: {result.rel}: {result.message}")
+        results.append(result)
+    return results
+
+
+def _status(files: list[FileResult]) -> str:
+    return "partial" if any(f.outcome in ("quarantined", "left") for f in files) else "done"
+
+
+@flow(name="ingest_inbox", log_prints=True)
+def ingest_inbox(inbox: str, plan_area: str | None = None, archive: str | None = None,
+                 quarantine: str | None = None, settle_seconds: float = 0.0,
+                 started_via: str = "api") -> RunSummary:
+    """Load every file waiting in the inbox (delineations, parcels, any layer); bad files go to
+    quarantine with their error report, loaded ones to the archive."""
+    url = _url()
+    plan = runs.plan_area(url, plan_area)
+    places = _places(Path(inbox), _path(archive), _path(quarantine))
+    with runs.ReconcileLock(url, plan) as lock:
+        run_id = lock.start_run("ingest_inbox", started_via, str(places.inbox),
+                                _prefect_flow_run_id())
+        try:
+            files = ingest_items(url, plan, run_id, places, settle_seconds)
+            status = _status(files)
+            runs.finish(url, run_id, status, _files_message(files))
+        except BaseException as exc:
+            _close_failed(url, run_id, exc)
+            raise
+    return _summary(url, run_id, files, None)
+
+
+@flow(name="nightly_reconciliation", log_prints=True)
+def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_REPORTS),
+                           plan_area: str | None = None, full_recompute: bool = True,
+                           settle_seconds: float = 0.0, archive: str | None = None,
+                           quarantine: str | None = None,
+                           started_via: str = "schedule") -> RunSummary:
+    """Ingest, recompute, check, compare with the previous run, report.
+
+    full_recompute (default): recompute every permit, not only the change queue, because
+    some inputs change with time alone (an undecided permit's baseline date is today).
+    """
+    url = _url()
+    plan = runs.plan_area(url, plan_area)
+    places = _places(Path(inbox), _path(archive), _path(quarantine)) if inbox else None
+    with runs.ReconcileLock(url, plan) as lock:
+        run_id = lock.start_run("nightly_reconciliation", started_via,
+                                str(places.inbox) if places else None, _prefect_flow_run_id())
+        _log(f"run {run_id}: plan area {plan.code}")
+        try:
+            files = ingest_items(url, plan, run_id, places, settle_seconds) if places else []
+            ledger = call(recompute_ledger, url, full_recompute)
+            _log(f"recompute: {ledger.text}")
+            checks = call(run_rule_checks, url, plan.plan_area_id)
+            _log(f"checks: run {checks.check_run_id}, {checks.findings} findings")
+            call(compare_with_previous_run, url, run_id, ledger.ledger_run_id,
+                 checks.check_run_id)
+            status = _status(files)
+            message = _run_message(url, run_id, files)
+            html = call(write_report, url, run_id, Path(reports).resolve(), status, message)
+            runs.finish(url, run_id, status, message, str(html.parent))
+        except BaseException as exc:
+            _close_failed(url, run_id, exc)
+            raise
+    summary = _summary(url, run_id, files, html)
+    _log("\n".join(summary.lines()))
+    if in_flow_run():
+        from flows.artifacts import publish
+
+        publish(url, summary)
+    return summary
+
+
+def _path(value: str | Path | None) -> Path | None:
+    return None if value in (None, "") else Path(value)
+
+
+def _close_failed(url: str, run_id: int, exc: BaseException) -> None:
+    """Mark the run failed; if even that fails (database gone), the next run marks it
+    abandoned, and the original error is the one that propagates."""
+    try:
+        runs.finish(url, run_id, "failed", _one_line(exc))
+    except Exception as again:  # noqa: BLE001 - reported, never masks the original error
+        runs_logger().error("run %s: could not record the failure: %s", run_id, again)
+
+
+def _one_line(exc: BaseException) -> str:
+    return (" ".join(str(exc).split()) or type(exc).__name__)[:2000]
+
+
+def _files_message(files: list[FileResult]) -> str:
+    counts: dict[str, int] = {}
+    for f in files:
+        counts[f.outcome] = counts.get(f.outcome, 0) + 1
+    if not files:
+        return "inbox empty"
+    return "inbox: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+
+
+def _run_message(url: str, run_id: int, files: list[FileResult]) -> str:
+    row = runs.run_row(url, run_id)
+    if not row["changed"]:
+        return "nothing changed since the previous run"
+    return (f"{_files_message(files)}; {row['entries_posted']} ledger entries posted; "
+            f"{row['findings_new']} new and {row['findings_resolved']} resolved findings; "
+            f"{row['parcels_changed']} parcels changed")
+
+
+def _summary(url: str, run_id: int, files: list[FileResult], html: Path | None) -> RunSummary:
+    row = runs.run_row(url, run_id)
+
+    def num(key: str) -> Any:
+        value = row.get(key)
+        return float(value) if value is not None else None
+
+    return RunSummary(
+        run_id=run_id, plan_area=row["plan_area"], status=row["status"],
+        message=row["message"] or "", report_path=html, files=files,
+        files_loaded=row["files_loaded"] or 0, files_duplicate=row["files_duplicate"] or 0,
+        files_quarantined=row["files_quarantined"] or 0,
+        entries_posted=row["entries_posted"] or 0, findings=row["finding_count"] or 0,
+        findings_new=row["findings_new"] or 0, findings_resolved=row["findings_resolved"] or 0,
+        parcels_changed=row["parcels_changed"] or 0, changed=bool(row["changed"]),
+        plan_required_acres=num("plan_required_acres"),
+        plan_credit_acres=num("plan_credit_acres"), plan_balance_acres=num("plan_balance_acres"),
+        previous_run_id=row["previous_run_id"])
+
+
+def prefect_configured() -> bool:
+    """Whether a Prefect server is configured (PREFECT_API_URL), so runs can be tracked."""
+    if os.environ.get("PREFECT_API_URL"):
+        return True
+    try:
+        from prefect.settings import PREFECT_API_URL
+
+        return bool(PREFECT_API_URL.value())
+    except Exception:  # a broken profile must not stop a reconciliation
+        return False
+
+
+def reconcile_now(url: str, inbox: Path | None = None, reports: Path | None = None,
+                  plan_area: str | None = None, started_via: str = "api",
+                  use_prefect: bool | None = None, archive: Path | None = None,
+                  quarantine: Path | None = None) -> RunSummary:
+    """Run the nightly reconciliation once, now, and return its summary.
+
+    use_prefect: None runs it through Prefect when a server is configured (PREFECT_API_URL), so
+    it shows in the UI, and directly otherwise (no 30-second ephemeral server for a demo);
+    the steps, retries and results are the same either way.
+    """
+    use = prefect_configured() if use_prefect is None else use_prefect
+    params = {"inbox": str(inbox) if inbox else None,
+              "reports": str(reports or DEFAULT_REPORTS), "plan_area": plan_area,
+              "started_via": started_via, "archive": str(archive) if archive else None,
+              "quarantine": str(quarantine) if quarantine else None}
+    with database(url):
+        if use:
+            return nightly_reconciliation(**params)
+        return nightly_reconciliation.fn(**params)

@@ -1,0 +1,92 @@
+"""The Prefect tasks of the nightly reconciliation, each a thin call of one Python API or SQL
+function (flows.api, flows.runs, rulem_db.report_run).
+
+Every task retries transient database errors (flows.retry) and caches nothing: each one changes
+the database or the file system, so running it again must run it again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from flows import api, inbox, runs
+from flows.retry import RETRIES, RETRY_DELAYS, retry_on_transient
+
+TASK_OPTIONS = {"retries": RETRIES, "retry_delay_seconds": list(RETRY_DELAYS),
+                "retry_condition_fn": retry_on_transient, "cache_policy": NO_CACHE}
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What became of one inbox item."""
+
+    rel: str
+    layer: str | None
+    outcome: str  # loaded, duplicate, quarantined, left
+    message: str
+    moved_to: str | None = None
+    batch_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where a run's inbox items come from and go to."""
+
+    inbox: Path
+    archive: Path
+    quarantine: Path
+    day: dt.date
+
+
+@task(name="ingest file", task_run_name="ingest {item.rel}", **TASK_OPTIONS)
+def ingest_file(url: str, plan_area: str, item: inbox.InboxItem, places: Places,
+                run_id: int) -> FileResult:
+    """Load one inbox item; archive it when loaded (or already loaded), quarantine it with its
+    error report when refused. Transient database errors propagate (and are retried)."""
+    sha = inbox.sha256(item.path)
+    outcome = api.ingest_item(url, plan_area, item)
+    if outcome.status in ("loaded", "duplicate"):
+        moved = inbox.move(item, places.inbox, places.archive, places.day, run_id)
+        result = FileResult(item.rel, item.layer, outcome.status, outcome.message, str(moved),
+                            outcome.batch_id)
+    else:
+        moved = inbox.move(item, places.inbox, places.quarantine, places.day, run_id)
+        report = inbox.error_report(item, outcome.message, outcome.details, sha, run_id,
+                                    dt.datetime.now(dt.UTC).astimezone())
+        inbox.write_error_report(moved, report)
+        result = FileResult(item.rel, item.layer, "quarantined", outcome.message, str(moved))
+    runs.record_file(url, run_id, item.rel, item.layer, sha, result.outcome, result.batch_id,
+                     result.moved_to, result.message)
+    return result
+
+
+@task(name="recompute ledger", **TASK_OPTIONS)
+def recompute_ledger(url: str, full: bool = True) -> api.RecomputeOutcome:
+    """Post to the ledger what the inputs now imply (nothing when nothing changed)."""
+    return api.recompute(url, full=full)
+
+
+@task(name="run rule checks", **TASK_OPTIONS)
+def run_rule_checks(url: str, plan_area_id: int) -> api.ChecksOutcome:
+    """Run every Rule M check for every permit."""
+    return api.run_checks(url, plan_area_id)
+
+
+@task(name="compare with previous run", **TASK_OPTIONS)
+def compare_with_previous_run(url: str, run_id: int, ledger_run_id: int | None,
+                              check_run_id: int | None) -> None:
+    """Keep what this run saw and count what changed since the previous run (SQL)."""
+    runs.snapshot(url, run_id, ledger_run_id, check_run_id)
+
+
+@task(name="write report", **TASK_OPTIONS)
+def write_report(url: str, run_id: int, reports: Path, status: str, message: str) -> Path:
+    """Write the run's report folder; returns the path of its index.html."""
+    from rulem_db.report_run import write_run_report
+
+    return write_run_report(url, run_id, reports, status, message).html

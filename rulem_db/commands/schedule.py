@@ -1,0 +1,118 @@
+"""`rulem-db schedule`: serve the nightly reconciliation as a Prefect deployment on a cron
+schedule (default 02:00 America/Chicago) against the Prefect server in PREFECT_API_URL.
+
+How the schedule survives a restart (docs/operations.md): the deployment is served with
+pause_on_shutdown=False, so stopping this process (SIGTERM from systemd or docker) leaves the
+schedule active on the server, which keeps creating the nightly runs; when the process is back
+(systemd Restart=always, compose restart: unless-stopped) it registers the deployment again and
+runs what came due while it was down (late runs), one at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from rulem_db import config
+
+DEFAULT_CRON = "0 2 * * *"
+DEFAULT_TIMEZONE = "America/Chicago"
+DEFAULT_NAME = "nightly"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("schedule",
+                       help="serve the nightly reconciliation on a schedule (Prefect)")
+    p.add_argument("--cron", default=DEFAULT_CRON,
+                   help='cron expression of the runs (default: "%(default)s")')
+    p.add_argument("--timezone", default=DEFAULT_TIMEZONE,
+                   help="IANA time zone of the cron expression (default: %(default)s)")
+    p.add_argument("--name", default=DEFAULT_NAME,
+                   help="deployment name (default: %(default)s)")
+    p.add_argument("--inbox", type=Path, default=None,
+                   help="inbox folder each run loads first (default: none)")
+    p.add_argument("--reports", type=Path, default=Path("reports"),
+                   help="folder for the reports (default: ./reports)")
+    p.add_argument("--plan-area", default=None,
+                   help="plan area code (default: the only one in the database)")
+    p.add_argument("--settle-seconds", type=float, default=300.0,
+                   help="leave inbox files younger than this for the next run, as they may "
+                        "still be copying (default: %(default)s)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the deployment and its next runs, serve nothing")
+    p.set_defaults(func=run)
+
+
+def deployment_parameters(args: argparse.Namespace) -> dict[str, Any]:
+    """The parameters every scheduled run gets (absolute paths: runs start in a subprocess)."""
+    return {
+        "inbox": str(args.inbox.resolve()) if args.inbox else None,
+        "reports": str(args.reports.resolve()),
+        "plan_area": args.plan_area,
+        "settle_seconds": args.settle_seconds,
+        "started_via": "schedule",
+    }
+
+
+def next_runs(cron: str, timezone: str, n: int = 3) -> list[Any]:
+    """The next n run times of a cron expression in a time zone (validates both)."""
+    import asyncio
+    import inspect
+    import re
+
+    from prefect.server.schemas.schedules import CronSchedule
+
+    try:
+        schedule = CronSchedule(cron=cron, timezone=timezone)
+    except ValueError as exc:
+        found = re.search(r"Value error, ([^\[]+)", str(exc))
+        reason = found.group(1).strip() if found else " ".join(str(exc).split())[:200]
+        raise ValueError(f"bad schedule (--cron {cron!r}, --timezone {timezone!r}): "
+                         f"{reason}") from None
+    dates = schedule.get_dates(n)
+    if inspect.iscoroutine(dates):
+        dates = asyncio.run(dates)
+    return list(dates)
+
+
+def build_deployment(args: argparse.Namespace) -> Any:
+    """The Prefect deployment of the nightly flow with its cron schedule."""
+    from prefect.schedules import Cron
+    from prefect.types.entrypoint import EntrypointType
+
+    from flows.nightly import nightly_reconciliation
+
+    next_runs(args.cron, args.timezone, 1)
+    return nightly_reconciliation.to_deployment(
+        name=args.name, schedules=[Cron(args.cron, timezone=args.timezone)],
+        parameters=deployment_parameters(args), tags=["rulem-db"],
+        description="Rule M nightly reconciliation: inbox, ledger recompute, rule checks, "
+                    "comparison with the previous run, report.",
+        entrypoint_type=EntrypointType.MODULE_PATH)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.inbox is not None and not args.inbox.is_dir():
+        raise ValueError(f"inbox {args.inbox} is not a folder")
+    deployment = build_deployment(args)
+    if args.dry_run:
+        print(f"deployment nightly_reconciliation/{deployment.name}: cron {args.cron!r} in "
+              f"{args.timezone}")
+        for key, value in deployment.parameters.items():
+            print(f"  {key} = {value}")
+        for when in next_runs(args.cron, args.timezone):
+            print(f"  next run: {when.isoformat()}")
+        return 0
+    from flows.nightly import prefect_configured
+
+    if not prefect_configured():
+        raise RuntimeError("PREFECT_API_URL is not set: point it at the Prefect server "
+                           "(e.g. http://127.0.0.1:4200/api; see docs/operations.md)")
+    # Scheduled runs start in subprocesses: they find the database in the environment.
+    os.environ["RULEM_DATABASE_URL"] = config.database_url(args.db)
+    from prefect import serve
+
+    serve(deployment, pause_on_shutdown=False, limit=1)
+    return 0

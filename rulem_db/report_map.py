@@ -1,0 +1,118 @@
+"""Map pictures for the reports: parcel balance by colour, findings on top, the plan outline.
+
+Why pictures and not a web map: the morning report must show, at a glance and offline, where
+the plan area is in deficit and where the checks failed; a PNG does that in any mail client.
+The data comes from the database (GeoDataFrames read back from pub and checks); this module
+only draws. Colours follow the spec's reading of a balance: deficit red, balanced grey,
+surplus green, none white; findings are drawn by severity in colours no balance uses.
+"""
+
+from __future__ import annotations
+
+import io
+
+import geopandas as gpd
+import matplotlib
+
+matplotlib.use("Agg")  # no display: reports are written by servers and tests
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+BALANCE_COLOURS = {"deficit": "#d7301f", "balanced": "#bdbdbd", "surplus": "#31a354",
+                   "none": "#ffffff"}
+SEVERITY_COLOURS = {"error": "#6a3d9a", "warning": "#ff7f00", "info": "#1f78b4"}
+OUTLINE = "#111111"
+
+
+def _legend_handles(parcels: gpd.GeoDataFrame, findings: gpd.GeoDataFrame | None,
+                    outline: bool) -> list:
+    handles: list = [Patch(facecolor=colour, edgecolor="#888888", label=f"parcel: {status}")
+                     for status, colour in BALANCE_COLOURS.items()]
+    if findings is not None and len(findings):
+        for severity, colour in SEVERITY_COLOURS.items():
+            if (findings["severity"] == severity).any():
+                handles.append(Line2D([0], [0], color=colour, lw=2.5, marker="o",
+                                      markersize=6, label=f"finding: {severity}"))
+    if outline:
+        handles.append(Line2D([0], [0], color=OUTLINE, lw=2, ls="--", label="plan area"))
+    return handles
+
+
+def _draw_findings(ax, findings: gpd.GeoDataFrame) -> None:
+    """Findings by severity: areas hatched and outlined, lines thick, points as dots."""
+    for severity, colour in SEVERITY_COLOURS.items():
+        part = findings[(findings["severity"] == severity) & findings.geometry.notna()]
+        if part.empty:
+            continue
+        kinds = part.geometry.geom_type.str.replace("Multi", "")
+        areas, lines, points = (part[kinds == "Polygon"], part[kinds == "LineString"],
+                                part[kinds == "Point"])
+        if len(areas):
+            areas.plot(ax=ax, facecolor="none", edgecolor=colour, linewidth=1.8, hatch="////",
+                       zorder=4)
+        if len(lines):
+            lines.plot(ax=ax, color=colour, linewidth=2.2, zorder=5)
+        if len(points):
+            points.plot(ax=ax, color=colour, markersize=28, edgecolor="white", linewidth=0.6,
+                        zorder=6)
+
+
+def balance_map(parcels: gpd.GeoDataFrame, findings: gpd.GeoDataFrame | None,
+                outline: gpd.GeoDataFrame | None, title: str,
+                highlight: set[int] | None = None, size: tuple[float, float] = (11, 8.5),
+                dpi: int = 110) -> bytes:
+    """The PNG of a balance map.
+
+    parcels needs columns status and geometry (parcel_id for highlight); findings severity and
+    geometry; outline a geometry. highlight: parcel ids drawn with a thick black edge (the
+    parcels that changed since the previous run).
+    """
+    fig, ax = plt.subplots(figsize=size, dpi=dpi)
+    try:
+        if len(parcels):
+            colours = parcels["status"].map(BALANCE_COLOURS).fillna(BALANCE_COLOURS["none"])
+            parcels.plot(ax=ax, color=colours, edgecolor="#8c8c8c", linewidth=0.4, zorder=1)
+            if highlight:
+                changed = parcels[parcels["parcel_id"].isin(highlight)]
+                if len(changed):
+                    changed.plot(ax=ax, facecolor="none", edgecolor="#000000", linewidth=2.4,
+                                 zorder=3)
+        has_outline = outline is not None and len(outline) and outline.geometry.notna().any()
+        if has_outline:
+            outline.boundary.plot(ax=ax, color=OUTLINE, linewidth=1.6, linestyle="--", zorder=7)
+        if findings is not None and len(findings):
+            _draw_findings(ax, findings)
+        ax.set_axis_off()
+        ax.set_aspect("equal")
+        ax.set_title(title, fontsize=12, loc="left")
+        handles = _legend_handles(parcels, findings, bool(has_outline))
+        if highlight:
+            handles.append(Patch(facecolor="none", edgecolor="#000000", linewidth=2.4,
+                                 label="changed since previous run"))
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
+                  frameon=False)
+        _scale_bar(ax)
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        return buf.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def _scale_bar(ax) -> None:
+    """A scale bar of a round length, in metres (the working CRS is projected in metres)."""
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+    width = x1 - x0
+    if not width or width != width:  # empty map
+        return
+    length = next(v for v in (10_000, 5_000, 2_000, 1_000, 500, 200, 100, 50, 20, 10, 5, 1)
+                  if v <= width / 4 or v == 1)
+    bx, by = x0 + width * 0.03, y0 + (y1 - y0) * 0.03
+    ax.plot([bx, bx + length], [by, by], color="black", linewidth=3, zorder=8)
+    label = f"{length / 1000:g} km" if length >= 1000 else f"{length} m"
+    ax.text(bx + length / 2, by + (y1 - y0) * 0.012, label, ha="center", va="bottom",
+            fontsize=8, zorder=8)

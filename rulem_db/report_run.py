@@ -1,0 +1,350 @@
+"""The report of one reconciliation run, the page staff read in the morning.
+
+Written to `<reports>/<date>-run-<id>/`:
+- `index.html`: one self-contained page (inline CSS, maps embedded): the headline (what
+  changed since the previous run), plan totals before and after, the balance map with
+  findings, the new and resolved findings, the parcels whose balance changed, the inbox files,
+  the permits and parcels with their balances, and every current finding;
+- `parcel_balance.csv`: every current parcel of the plan area with its balance;
+- `findings.gpkg`: the run's findings with their geometry (one layer per geometry type:
+  finding_area, finding_line, finding_point; findings without a place in finding_list);
+- `balance_map.png`, `changes_map.png`: the pictures of the page, for slides and e-mail.
+
+Everything is read back from the database (ops.run and its snapshots, pub.parcel_balance,
+pub.permit_balance, checks.finding); nothing is computed here but layout.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import pandas as pd
+import sqlalchemy as sa
+
+from rulem_db import db as dbmod
+from rulem_db import report_html as h
+from rulem_db.report_map import balance_map
+
+MAX_ROWS = 400  # long lists are cut in the page; the CSV and the GeoPackage hold them all
+
+PARCEL_COLUMNS = ("parcel_id", "pin", "impact_acres", "required_acres", "credit_acres",
+                  "credit_proposed_acres", "credit_constructed_acres", "credit_hosted_acres",
+                  "balance_acres", "status")
+PLAN_FIGURES = (("impact_acres", "Wetland impact (memo)"),
+                ("required_acres", "Replacement required"),
+                ("credit_acres", "Credit counted (net of transfers)"),
+                ("credit_constructed_acres", "Credit constructed (memo)"),
+                ("credit_proposed_acres", "Credit proposed (memo)"),
+                ("balance_acres", "Balance (credit - required)"),
+                ("status", "Status"),
+                ("parcels_in_deficit", "Parcels in deficit"),
+                ("permits_in_deficit", "Permits in deficit"))
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """The files of a run's report."""
+
+    folder: Path
+    html: Path
+    parcel_csv: Path
+    findings_gpkg: Path
+    balance_png: Path
+    changes_png: Path | None
+
+
+@dataclass
+class _Data:
+    run: dict[str, Any]
+    previous: dict[str, Any] | None
+    files: list[dict[str, Any]]
+    finding_changes: list[dict[str, Any]]
+    parcel_changes: list[dict[str, Any]]
+    findings: list[dict[str, Any]]
+    permits: list[dict[str, Any]]
+    parcels: gpd.GeoDataFrame
+    finding_geo: gpd.GeoDataFrame
+    outline: gpd.GeoDataFrame
+
+
+def _rows(conn: sa.Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
+    return [dict(r) for r in conn.execute(sa.text(sql), params).mappings().all()]
+
+
+def _read(conn: sa.Connection, run_id: int) -> _Data:
+    run = _rows(conn, "SELECT r.*, pa.code AS plan_code, pa.name AS plan_name FROM ops.run r "
+                "JOIN core.plan_area pa USING (plan_area_id) WHERE r.run_id = :r", r=run_id)[0]
+    previous = None
+    if run["previous_run_id"]:
+        previous = _rows(conn, "SELECT * FROM ops.run WHERE run_id = :r",
+                         r=run["previous_run_id"])[0]
+    plan = run["plan_area_id"]
+    parcels = gpd.read_postgis(sa.text(
+        f"SELECT {', '.join(PARCEL_COLUMNS)}, geom FROM pub.parcel_balance "
+        "WHERE plan_area_id = :p ORDER BY pin"), conn, geom_col="geom", params={"p": plan})
+    finding_geo = gpd.read_postgis(sa.text(
+        "SELECT f.finding_id, f.paragraph, f.check_code, f.severity, pf.feature_key AS "
+        "permit_no, cf.feature_key AS pin, f.feature_id, f.measured_value, f.limit_value, "
+        "f.unit, f.message, f.geom FROM checks.finding f "
+        "LEFT JOIN core.feature pf ON pf.feature_id = f.permit_id "
+        "LEFT JOIN core.feature cf ON cf.feature_id = f.parcel_id "
+        "WHERE f.run_id = :c ORDER BY pf.feature_key, f.paragraph, f.check_code, f.finding_id"),
+        conn, geom_col="geom", params={"c": run["check_run_id"] or -1})
+    outline = gpd.read_postgis(sa.text(
+        "SELECT geom FROM pub.plan_balance WHERE plan_area_id = :p AND geom IS NOT NULL"),
+        conn, geom_col="geom", params={"p": plan})
+    return _Data(
+        run=run, previous=previous,
+        files=_rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
+                    r=run_id),
+        finding_changes=_rows(conn, "SELECT * FROM ops.run_finding_change(:r)", r=run_id),
+        parcel_changes=_rows(conn, "SELECT * FROM ops.run_parcel_change(:r)", r=run_id),
+        findings=_rows(conn, "SELECT * FROM ops.run_finding WHERE run_id = :r "
+                       "ORDER BY permit_no, paragraph, check_code, finding_key", r=run_id),
+        permits=_rows(conn, "SELECT permit_no, permit_status, impact_acres, required_acres, "
+                      "credit_acres, transfer_in_acres, transfer_out_acres, "
+                      "credit_proposed_acres, balance_acres, status FROM pub.permit_balance "
+                      "WHERE plan_area_id = :p ORDER BY permit_no", p=plan),
+        parcels=parcels, finding_geo=finding_geo, outline=outline)
+
+
+def folder_for(reports: Path, run: dict[str, Any]) -> Path:
+    """`<reports>/<date>-run-<id>`: sorted by date, unique by run."""
+    day = run["started_at"].astimezone().date().isoformat()
+    return Path(reports) / f"{day}-run-{run['run_id']}"
+
+
+def write_run_report(url: str, run_id: int, reports: Path, status: str,
+                     message: str) -> RunReport:
+    """Write the report of a run (status and message as the run will be closed with)."""
+    with dbmod.connect(url) as conn:
+        data = _read(conn, run_id)
+    folder = folder_for(reports, data.run)
+    folder.mkdir(parents=True, exist_ok=True)
+    changed_ids = {int(r["parcel_id"]) for r in data.parcel_changes}
+    title = f"Rule M nightly reconciliation: {data.run['plan_name']}"
+    balance_png = folder / "balance_map.png"
+    balance_png.write_bytes(balance_map(
+        data.parcels, data.finding_geo, data.outline,
+        f"Parcel balance and findings, run {run_id}"))
+    changes_png = None
+    if changed_ids:
+        changes_png = folder / "changes_map.png"
+        changes_png.write_bytes(balance_map(
+            data.parcels, None, data.outline,
+            f"Parcels whose balance changed since run {data.run['previous_run_id'] or '-'}",
+            highlight=changed_ids))
+    parcel_csv = _write_parcel_csv(folder / "parcel_balance.csv", data.parcels, changed_ids)
+    gpkg = _write_findings_gpkg(folder / "findings.gpkg", data.finding_geo)
+    html_path = folder / "index.html"
+    html_path.write_text(_html(data, status, message, title, balance_png, changes_png),
+                         encoding="utf-8")
+    return RunReport(folder, html_path, parcel_csv, gpkg, balance_png, changes_png)
+
+
+def _write_parcel_csv(path: Path, parcels: gpd.GeoDataFrame, changed: set[int]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow([*PARCEL_COLUMNS, "changed_since_previous_run"])
+        for row in parcels[list(PARCEL_COLUMNS)].itertuples(index=False):
+            w.writerow([*("" if pd.isna(v) else v for v in row),
+                        "true" if int(row.parcel_id) in changed else "false"])
+    return path
+
+
+def _write_findings_gpkg(path: Path, findings: gpd.GeoDataFrame) -> Path:
+    """One layer per geometry type (what every GIS reads), plus findings without a place."""
+    import pyogrio
+
+    path.unlink(missing_ok=True)
+    frame = findings.copy()
+    for col in ("measured_value", "limit_value"):
+        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+    kinds = frame.geometry.geom_type.fillna("").str.replace("Multi", "", regex=False)
+    written = False
+    for name, kind in (("finding_area", "Polygon"), ("finding_line", "LineString"),
+                       ("finding_point", "Point")):
+        part = frame[kinds == kind]
+        if part.empty:
+            continue
+        part = part.set_geometry(part.geometry.apply(_multi))
+        pyogrio.write_dataframe(part, path, layer=name, driver="GPKG",
+                                geometry_type=f"Multi{kind}")
+        written = True
+    rest = frame[kinds == ""]
+    if len(rest) or not written:  # an empty file still carries the columns
+        pyogrio.write_dataframe(pd.DataFrame(rest.drop(columns=frame.geometry.name)), path,
+                                layer="finding_list", driver="GPKG")
+    return path
+
+
+def _multi(geom: Any) -> Any:
+    from shapely.geometry import MultiLineString, MultiPoint, MultiPolygon
+
+    kind = geom.geom_type if geom is not None else ""
+    wrap = {"Polygon": MultiPolygon, "LineString": MultiLineString, "Point": MultiPoint}
+    return wrap[kind]([geom]) if kind in wrap else geom
+
+
+# --- the page --------------------------------------------------------------------------------
+def _headline(data: _Data, status: str) -> str:
+    run = data.run
+    if status == "failed":
+        return f'<div class="headline failed">The run failed: {h.esc(run["message"])}</div>'
+    prev = data.previous
+    since = (f"run {prev['run_id']} ({h.fmt(prev['started_at'].astimezone())})" if prev
+             else "the start (this is the first run)")
+    if not run["changed"]:
+        return (f'<div class="headline same">Nothing changed since {h.esc(since)}: no file '
+                'loaded, nothing posted to the ledger, the same findings and balances.</div>')
+    parts = [
+        f"{run['files_loaded'] or 0} file(s) loaded",
+        f"{run['files_quarantined'] or 0} quarantined",
+        f"{run['entries_posted'] or 0} ledger entries posted",
+        f"{run['findings_new'] or 0} new finding(s)",
+        f"{run['findings_resolved'] or 0} resolved",
+        f"{run['parcels_changed'] or 0} parcel(s) whose balance changed",
+    ]
+    return (f'<div class="headline changed">Since {h.esc(since)}: '
+            f'{h.esc(", ".join(parts))}.</div>')
+
+
+def _run_facts(data: _Data, status: str, message: str) -> str:
+    run = data.run
+    finished = dt.datetime.now(dt.UTC).astimezone()
+    started = run["started_at"].astimezone()
+    return h.key_values([
+        ("status", status),
+        ("run", run["run_id"]),
+        ("plan area", f"{run['plan_code']} ({run['plan_name']})"),
+        ("started", started),
+        ("report written", finished),
+        ("started via", run["started_via"]),
+        ("host, pid", f"{run['host']}, {run['pid']}"),
+        ("compared with run", run["previous_run_id"] or "none (first run)"),
+        ("ledger recompute run", run["ledger_run_id"]),
+        ("rule check run", run["check_run_id"]),
+        ("outcome", message),
+    ])
+
+
+def _plan_table(data: _Data) -> str:
+    changes = data.run["changes"] or {}
+    before, after = changes.get("plan_before") or {}, changes.get("plan_after") or {}
+    rows = []
+    for key, label in PLAN_FIGURES:
+        b, a = before.get(key), after.get(key)
+        diff = None
+        if isinstance(a, int | float) and isinstance(b, int | float) and key != "status":
+            diff = a - b
+        rows.append((label, b, a, diff))
+    return h.table(("figure", "previous run", "this run", "change"), rows,
+                   status_columns=())
+
+
+def _finding_rows(rows: list[dict[str, Any]]) -> list[tuple]:
+    return [(r["permit_no"], r["paragraph"], r["check_code"], r["severity"], r["pin"],
+             r["measured_value"], r["limit_value"], r["unit"], r["message"])
+            for r in rows[:MAX_ROWS]]
+
+
+FINDING_HEAD = ("permit", "paragraph", "check", "severity", "parcel", "measured", "limit",
+                "unit", "message")
+
+
+def _changes(data: _Data) -> str:
+    new = [r for r in data.finding_changes if r["change"] == "new"]
+    gone = [r for r in data.finding_changes if r["change"] == "resolved"]
+    parcels = [(r["pin"], r["status_before"], r["status_after"], r["balance_before"],
+                r["balance_after"], r["balance_change"]) for r in data.parcel_changes]
+    out = [f"<h3>New findings ({len(new)})</h3>",
+           h.table(FINDING_HEAD, _finding_rows(new), status_columns=("severity",)),
+           f"<h3>Resolved findings ({len(gone)})</h3>",
+           h.table(FINDING_HEAD, _finding_rows(gone), status_columns=("severity",)),
+           f"<h3>Parcels whose balance changed ({len(parcels)})</h3>",
+           h.table(("parcel", "status before", "status after", "balance before (ac)",
+                    "balance after (ac)", "change (ac)"), parcels[:MAX_ROWS],
+                   status_columns=("status before", "status after"))]
+    return "".join(out)
+
+
+def _files(data: _Data) -> str:
+    rows = [(f["file_name"], f["layer"], f["outcome"], f["batch_id"], f["moved_to"],
+             f["message"]) for f in data.files]
+    if not data.run["inbox"]:
+        return '<p class="note">No inbox was read in this run.</p>'
+    note = (f'<p class="note">Inbox: <code>{h.esc(data.run["inbox"])}</code>. Quarantined '
+            "files have their error report beside them (<code>&lt;file&gt;.error.txt</code>)."
+            "</p>")
+    return note + h.table(("file", "layer", "outcome", "batch", "now at", "message"), rows,
+                          status_columns=(), empty="The inbox was empty.")
+
+
+def _findings_now(data: _Data) -> str:
+    counts: dict[tuple, int] = {}
+    for r in data.findings:
+        key = (r["permit_no"], r["paragraph"], r["check_code"], r["severity"])
+        counts[key] = counts.get(key, 0) + 1
+    summary = h.table(("permit", "paragraph", "check", "severity", "findings"),
+                      [(*k, n) for k, n in sorted(counts.items())],
+                      status_columns=("severity",), empty="No findings.")
+    more = ""
+    if len(data.findings) > MAX_ROWS:
+        more = (f'<p class="note">First {MAX_ROWS} of {len(data.findings)} findings; all are in '
+                "findings.gpkg.</p>")
+    return (summary + f"<h3>Every finding ({len(data.findings)})</h3>"
+            + h.table(FINDING_HEAD, _finding_rows(data.findings), status_columns=("severity",),
+                      empty="No findings.") + more)
+
+
+def _balances(data: _Data) -> str:
+    permits = [tuple(p.values()) for p in data.permits]
+    active = data.parcels[data.parcels["status"] != "none"]
+    parcels = [tuple(r) for r in active[["pin", "impact_acres", "required_acres",
+                                         "credit_acres", "credit_hosted_acres",
+                                         "balance_acres", "status"]].itertuples(index=False)]
+    none = len(data.parcels) - len(active)
+    return (
+        "<h3>Permits</h3>"
+        + h.table(("permit", "permit status", "impact", "required", "credit", "transfer in",
+                   "transfer out", "proposed", "balance", "status"), permits,
+                  status_columns=("status",), empty="No permits.")
+        + f"<h3>Parcels with impact or credit ({len(parcels)}; {none} others have none)</h3>"
+        + h.table(("parcel", "impact", "required", "credit", "credit hosted", "balance",
+                   "status"), parcels[:MAX_ROWS], empty="No parcel has impact or credit."))
+
+
+def _html(data: _Data, status: str, message: str, title: str, balance_png: Path,
+          changes_png: Path | None) -> str:
+    run = data.run
+    day = run["started_at"].astimezone().date().isoformat()
+    body = [
+        _headline(data, status),
+        '<div class="grid"><div>', "<h2>Run</h2>", _run_facts(data, status, message),
+        "</div><div>", "<h2>Plan totals (acres)</h2>", _plan_table(data), "</div></div>",
+        "<h2>Balance map</h2>",
+        h.image(balance_png.read_bytes(), "parcel balance map with findings"),
+        '<p class="note">Parcels by balance: deficit red, balanced grey, surplus green, no '
+        "impact or credit white. Findings drawn on top by severity; the dashed line is the "
+        "plan area.</p>",
+        "<h2>What changed since the previous run</h2>", _changes(data),
+    ]
+    if changes_png is not None:
+        body.append(h.image(changes_png.read_bytes(), "parcels whose balance changed"))
+    body += [
+        "<h2>Inbox</h2>", _files(data),
+        "<h2>Balances now</h2>", _balances(data),
+        "<h2>Findings now</h2>", _findings_now(data),
+        "<h2>Files of this report</h2>",
+        '<p class="note"><code>parcel_balance.csv</code> (every parcel), '
+        "<code>findings.gpkg</code> (findings with geometry, for QGIS), "
+        "<code>balance_map.png</code>. In the database: <code>SELECT * FROM "
+        f"pub.reconciliation_run WHERE run_id = {run['run_id']}</code>.</p>",
+    ]
+    return h.page(title, f"Run {run['run_id']} of {day}, plan area {run['plan_code']}",
+                  "".join(body))
