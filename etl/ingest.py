@@ -1,0 +1,513 @@
+"""Ingest one delivered file into one layer: the Python API that `rulem-db ingest` and the flows
+call.
+
+What happens, all in one transaction (so any refusal leaves every table exactly as it was):
+1. open the file (etl.sources), map its fields (etl.fields), find its CRS (etl.crs): problems of
+   the whole file are refused before the database is touched;
+2. the same file again (same SHA-256 and options as the last load of its scope) is a no-op,
+   recorded as a batch with status 'duplicate';
+3. a batch row, then COPY of the features in bounded batches into staging.b<batch>;
+4. ops.ingest_prepare (sql/061) validates every feature at once and records every problem;
+   errors refuse the file, unless bad features are to be skipped;
+5. ops.ingest_apply merges: new versions only for new and changed features, closes the
+   features of the file's scope that it no longer holds;
+6. for `ingest delineation FILE`: the delineation record with its study area (sql/062).
+See docs/ingest.md for the formats, the mapping file, the rules and the decisions behind them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from etl import crs as crsmod
+from etl import staging
+from etl.fields import ColumnPlan, Mapping, key_field, layer_of, load_mapping, plan_columns
+from etl.problems import IngestError, IngestRefused, Problem, refuse
+from etl.progress import Progress, Silent
+from etl.reading import ReadLog, batches
+from etl.sources import Source, file_sha256, open_source
+from rulem_db import db
+from rulem_db.layers import BY_NAME, Layer
+
+MAX_AREA_CHANGE = 0.001  # a repair may change a polygon's area by at most 0.1 percent
+MAX_PROBLEMS_SHOWN = 200
+OWNED_BY = {"wetland": "delineation_id", "functional_assessment": "wetland_id",
+            "credit_transfer": "from_permit_id"}
+# Layers whose files add and change records but never retire any (a permit is closed by its
+# status; a credit transfer or assessment delivered once stays until a person retires it).
+RECORD_LAYERS = ("permit", "delineation", "credit_transfer", "functional_assessment")
+OUTSIDE_IS_ERROR = ("impact", "replacement")
+
+
+@dataclass
+class IngestResult:
+    """What an ingest did (status 'loaded' or 'duplicate')."""
+
+    batch_id: int
+    status: str
+    layer: str
+    file: str
+    message: str
+    features: int = 0
+    inserted: int = 0
+    changed: int = 0
+    closed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    repaired: int = 0
+    warnings: int = 0
+    delineation_no: str | None = None
+    notes: list[Problem] = field(default_factory=list)
+
+
+def owner_of(layer: Layer) -> str | None:
+    """The column whose feature owns this layer's features (prefixes their keys, bounds the
+    scope of a re-delivery): the permit for permit-owned layers, the delineation for wetlands."""
+    if layer.key != "source_fid":
+        return None
+    if layer.name in OWNED_BY:
+        return OWNED_BY[layer.name]
+    return "permit_id" if any(c.name == "permit_id" for c in layer.columns) else None
+
+
+def scope_of(layer: Layer, patch: bool) -> str:
+    """Which current features a delivery replaces: the whole layer, its owners' features, or
+    none (records, and attribute-only changes to a layer with geometry)."""
+    if patch or layer.name in RECORD_LAYERS:
+        return "none"
+    return "owner" if owner_of(layer) else "layer"
+
+
+def ingest(url: str, layer: str, path: Path | str, *, crs: str | None = None,
+           mapping: Path | str | None = None, permit: str | None = None,
+           study_area: Path | str | None = None, skip_bad_features: bool = False,
+           delineation: str | None = None, records: bool = False,
+           source_layer: str | None = None, plan_area: str = db.DEMO_PLAN_AREA[0],
+           progress: Progress | None = None) -> IngestResult:
+    """Ingest the file at path into layer (see the module doc); raises IngestRefused with every
+    problem, or IngestError, leaving the database as it was."""
+    return _Ingest(url, layer, Path(path), crs=crs,
+                   mapping=None if mapping is None else Path(mapping), permit=permit,
+                   study_area=None if study_area is None else Path(study_area),
+                   skip=skip_bad_features, delineation=delineation, records=records,
+                   source_layer=source_layer, plan_area=plan_area,
+                   progress=progress or Silent()).run()
+
+
+class _Ingest:
+    """One ingest; its steps are methods so each stays short."""
+
+    def __init__(self, url: str, layer: str, path: Path, *, crs: str | None,
+                 mapping: Path | None, permit: str | None, study_area: Path | None, skip: bool,
+                 delineation: str | None, records: bool, source_layer: str | None,
+                 plan_area: str, progress: Progress) -> None:
+        self.url, self.path, self.crs_given, self.permit = url, path, crs, permit
+        self.study_area, self.skip, self.records = study_area, skip, records
+        self.delineation_no, self.plan_area, self.progress = delineation, plan_area, progress
+        self.layer = layer_of(layer)
+        self.file = path.name
+        # `ingest delineation FILE`: FILE holds one delineation's wetlands (spec section 3).
+        self.mode = "delineation" if self.layer.name == "delineation" and not records else "layer"
+        self.target = BY_NAME["wetland"] if self.mode == "delineation" else self.layer
+        self._check_options()
+        self.mapping: Mapping = load_mapping(mapping)
+        if self.mapping.layer and self.mapping.layer not in (self.layer.name, self.target.name):
+            raise refuse(self.mapping.path.name if self.mapping.path else self.file,
+                         f"the mapping file is for layer {self.mapping.layer}, not "
+                         f"{self.layer.name}")
+        self.source_layer = source_layer or self.mapping.source_layer
+        self.notes: list[str] = []
+
+    def _check_options(self) -> None:
+        names = {c.name for c in self.target.columns}
+        if self.permit and "permit_id" not in names and self.mode != "delineation":
+            raise refuse(self.file, f"--permit was given, but layer {self.layer.name} has no "
+                         "permit")
+        if self.study_area and self.mode != "delineation":
+            raise refuse(self.file, "--study-area goes with `ingest delineation FILE` only")
+        if self.delineation_no and self.mode != "delineation" and self.target.name != "wetland":
+            raise refuse(self.file, "--delineation goes with the delineation and wetland layers")
+
+    # --- the steps -----------------------------------------------------------------------
+    def run(self) -> IngestResult:
+        self.progress.stage("opening")
+        src = open_source(self.path, source_layer=self.source_layer, layer_name=self.target.name,
+                          wants_geometry=self.target.geometry is not None,
+                          geometry_field=self.mapping.geometry)
+        self.notes += list(src.notes)
+        if self.mode == "delineation" and src.driver == "CSV" and not src.has_geometry:
+            # a CSV of delineation records: status changes, TEP findings (no geometry)
+            self.mode, self.target, self.records = "layer", self.layer, True
+            src = open_source(self.path, wants_geometry=True, geometry_field=self.mapping.geometry)
+        if src.feature_count == 0:
+            raise refuse(self.file, "holds no features, so there is nothing to load (an empty "
+                         "delivery never retires features); check the export")
+        plans = self._plan(src)
+        sha = file_sha256(self.path)
+        eng = db.engine(self.url)
+        try:
+            with eng.connect() as conn:
+                try:
+                    with conn.begin():
+                        return self._in_transaction(conn, src, plans, sha)
+                except sa.exc.DBAPIError as exc:
+                    raise self._database_error(exc) from None
+        finally:
+            self.progress.close()
+            eng.dispose()
+
+    def _plan(self, src: Source) -> list[ColumnPlan]:
+        plans = plan_columns(self.target, src.fields, self.mapping, self.file)
+        by = {p.col.name: p for p in plans}
+        for p in plans:
+            if p.field:
+                self.notes.append(f"{p.col.name} from field {p.field} ({p.how})")
+        if self.mode == "delineation":
+            by["delineation_id"].field = None
+            by["delineation_id"].const_id = -1  # set once the delineation is opened
+        elif self.delineation_no and "delineation_id" in by:
+            by["delineation_id"].field, by["delineation_id"].const = None, self.delineation_no
+        if self.permit and "permit_id" in by:
+            if by["permit_id"].field:
+                self.notes.append(f"--permit {self.permit} used instead of field "
+                                  f"{by['permit_id'].field}")
+            by["permit_id"].field, by["permit_id"].const = None, self.permit
+        if "pin_normalized" in by and not by["pin_normalized"].delivered:
+            by["pin_normalized"].derive_from = "pin"
+        patch = self.target.geometry is not None and not src.has_geometry
+        if self.layer.name == "delineation" and self.mode == "layer" and not patch:
+            for name, value in (("file_name", self.file), ("file_sha256", None)):
+                if not by[name].delivered:
+                    by[name].const = value if value else file_sha256(self.path)
+        missing = [p.col.name for p in plans if p.col.required and not p.delivered]
+        if self.target.geometry and not src.has_geometry and self.target.name != "delineation":
+            hint = ("; name a CSV's WKT column in a mapping file (geometry = \"...\")"
+                    if src.driver == "CSV" else "")
+            raise refuse(self.file, f"has no geometry, and layer {self.target.name} needs "
+                         f"{geometry_noun(self.target.geometry)}{hint}")
+        if missing:
+            have = ", ".join(src.fields) or "no fields"
+            raise refuse(self.file, f"layer {self.target.name} needs {', '.join(missing)}, but "
+                         f"the file has no field for {'it' if len(missing) == 1 else 'them'} "
+                         f"(its fields are: {have}); rename the field, or map it in a mapping "
+                         f"file ([fields] {missing[0]} = \"<field>\")")
+        self.patch = patch
+        return plans
+
+    def _in_transaction(self, conn: sa.Connection, src: Source, plans: list[ColumnPlan],
+                        sha: str) -> IngestResult:
+        work_srid = conn.execute(sa.text("SELECT ops.working_srid()")).scalar_one()
+        plan_area_id = conn.execute(sa.text(
+            "SELECT plan_area_id FROM core.plan_area WHERE code = :c"),
+            {"c": self.plan_area}).scalar()
+        if plan_area_id is None:
+            raise refuse(self.file, f"no plan area {self.plan_area!r} in this database; "
+                         "create it with rulem-db db init --plan-area")
+        for name in sorted({self.layer.name, self.target.name}):
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext('rulem-ingest'), "
+                                 "hashtext(:l))"), {"l": name})
+        options = self._options(sha)
+        dup = self._duplicate(conn, plan_area_id, sha, options)
+        if dup is not None:
+            return dup
+        source_crs = None
+        if src.has_geometry:
+            source_crs = self._source_crs(conn, src, work_srid, self.crs_given)
+        batch_id = conn.execute(sa.text(
+            "INSERT INTO ops.batch (plan_area_id, layer, file_name, file_sha256, file_size, "
+            "source_crs, options) VALUES (:pa, :layer, :name, :sha, :size, :crs, "
+            "CAST(:options AS jsonb)) RETURNING batch_id"),
+            {"pa": plan_area_id, "layer": self.layer.name, "name": self.file, "sha": sha,
+             "size": _size(self.path), "crs": source_crs.label if source_crs else None,
+             "options": json.dumps(options)}).scalar_one()
+        conn.execute(sa.text("SELECT set_config('rulem.batch_id', :b, true)"),
+                     {"b": str(batch_id)})
+        fields, rows, log = self._stage(conn, src, batch_id)
+        for w in log.warnings:
+            self._note(conn, batch_id, "warning", None, f"GDAL: {w}")
+        opened = None
+        if self.mode == "delineation":
+            opened = conn.execute(sa.text("SELECT ops.ingest_delineation_open(:b, :pa, :n)"),
+                                  {"b": batch_id, "pa": plan_area_id,
+                                   "n": self.delineation_no}).scalar_one()
+            next(p for p in plans if p.col.name == "delineation_id").const_id = \
+                opened["delineation_id"]
+        spec = self._spec(batch_id, plan_area_id, work_srid, source_crs, fields, plans)
+        self.progress.stage("validating")
+        summary = conn.execute(sa.text("SELECT ops.ingest_prepare(CAST(:s AS jsonb))"),
+                               {"s": json.dumps(spec)}).scalar_one()
+        if summary["errors"] and not self.skip:
+            raise self._refusal(conn, batch_id)
+        if summary["bad_rows"] >= rows:
+            raise self._refusal(conn, batch_id, hint="no feature of the file could be loaded")
+        self.progress.stage("merging")
+        counts = conn.execute(sa.text("SELECT ops.ingest_apply(CAST(:s AS jsonb))"),
+                              {"s": json.dumps(spec)}).scalar_one()
+        record = None
+        if self.mode == "delineation":
+            record = self._delineation_record(conn, batch_id, plan_area_id, work_srid, opened,
+                                              sha)
+        for text in self.notes + ([source_crs.note] if source_crs and source_crs.note else []):
+            self._note(conn, batch_id, "info", None, text)
+        return self._finish(conn, batch_id, rows, counts, summary, record)
+
+    def _options(self, sha: str) -> dict[str, Any]:
+        """The options of this ingest; the fingerprint says when two ingests are the same."""
+        mapping_sha = hashlib.sha256(self.mapping.text.encode()).hexdigest() \
+            if self.mapping.path else None
+        study_sha = file_sha256(self.study_area) if self.study_area else None
+        same = {"mode": self.mode, "crs": self.crs_given, "mapping_sha256": mapping_sha,
+                "permit": self.permit, "delineation": self.delineation_no,
+                "source_layer": self.source_layer, "study_area_sha256": study_sha}
+        scope = f"{self.mode}|{self.permit or ''}|{self.delineation_no or ''}"
+        if self.mode == "delineation" and not self.delineation_no:
+            scope += f"|{sha}"  # a new delineation each time: the file itself is the scope
+        return {**same, "mapping": self.mapping.path.name if self.mapping.path else None,
+                "study_area": self.study_area.name if self.study_area else None,
+                "skip_bad_features": self.skip, "scope_key": scope,
+                "fingerprint": hashlib.sha256(json.dumps(same, sort_keys=True).encode())
+                .hexdigest()}
+
+    def _duplicate(self, conn: sa.Connection, plan_area_id: int, sha: str,
+                   options: dict[str, Any]) -> IngestResult | None:
+        """The same file as the last one loaded for the same scope: a no-op that says so."""
+        last = conn.execute(sa.text(
+            "SELECT batch_id, file_sha256, options ->> 'fingerprint' AS fp, started_at "
+            "FROM ops.batch WHERE plan_area_id = :pa AND layer = :layer AND status = 'loaded' "
+            "AND options ->> 'scope_key' = :scope ORDER BY batch_id DESC LIMIT 1"),
+            {"pa": plan_area_id, "layer": self.layer.name,
+             "scope": options["scope_key"]}).one_or_none()
+        if last is None or last.file_sha256 != sha or last.fp != options["fingerprint"]:
+            return None
+        message = (f"{self.file} is the same file (SHA-256 {sha[:12]}...) as batch "
+                   f"{last.batch_id}, loaded {last.started_at:%Y-%m-%d %H:%M}: nothing changed")
+        batch_id = conn.execute(sa.text(
+            "INSERT INTO ops.batch (plan_area_id, layer, file_name, file_sha256, file_size, "
+            "status, options, message, finished_at) VALUES (:pa, :layer, :name, :sha, :size, "
+            "'duplicate', CAST(:options AS jsonb), :message, clock_timestamp()) "
+            "RETURNING batch_id"),
+            {"pa": plan_area_id, "layer": self.layer.name, "name": self.file, "sha": sha,
+             "size": _size(self.path), "options": json.dumps(options),
+             "message": message}).scalar_one()
+        return IngestResult(batch_id, "duplicate", self.layer.name, self.file, message)
+
+    def _source_crs(self, conn: sa.Connection, src: Source, work_srid: int,
+                    given: str | None = None) -> crsmod.SourceCRS:
+        def known(code: int) -> bool:
+            return conn.execute(sa.text(
+                "SELECT EXISTS (SELECT 1 FROM spatial_ref_sys WHERE srid = :s "
+                "AND auth_name = 'EPSG' AND auth_srid = :s)"), {"s": code}).scalar_one()
+
+        return crsmod.resolve(src.name, src.crs, given, work_srid, known, _bounds(src))
+
+    def _stage(self, conn: sa.Connection, src: Source,
+               batch_id: int) -> tuple[list[staging.StagedField], int, ReadLog]:
+        self.progress.stage("reading")
+        table = f"staging.b{batch_id}"
+        log = ReadLog()
+        cur = conn.connection.dbapi_connection.cursor()
+        fields: list[staging.StagedField] | None = None
+        rows = 0
+        try:
+            for batch in batches(src, read_geometry=self.target.geometry is not None, log=log):
+                if fields is None:
+                    fields = staging.plan_fields(batch.schema)
+                    staging.create_table(cur, table, fields)
+                staging.copy_batch(cur, table, fields, batch, rows)
+                rows += batch.num_rows
+                self.progress.rows(rows, src.feature_count)
+        finally:
+            cur.close()
+        if fields is None or rows == 0:
+            raise refuse(self.file, "holds no features that GDAL could read; check the export")
+        return fields, rows, log
+
+    def _spec(self, batch_id: int, plan_area_id: int, work_srid: int,
+              source_crs: crsmod.SourceCRS | None, fields: list[staging.StagedField],
+              plans: list[ColumnPlan]) -> dict[str, Any]:
+        column_of = {f.name: f.column for f in fields}
+        target = self.target
+        owner = owner_of(target)
+        key_name = key_field(tuple(column_of), self.mapping)
+        if target.key != "source_fid":
+            key: dict[str, Any] = {"natural": target.key}
+        elif key_name is not None:
+            key = {"col": column_of[key_name], "field": key_name}
+        else:
+            key = {"fid": True}
+            self.notes.append("no feature_key field: each feature's key is its feature id in "
+                              "the file; deliver a feature_key field for keys that survive "
+                              "re-export")
+        delivered = {p.col.name for p in plans if p.delivered}
+        columns = []
+        for p in plans:
+            col = p.col
+            prefix = None
+            if col.ref_layer and owner == "permit_id" \
+                    and owner_of(BY_NAME[col.ref_layer]) == "permit_id":
+                prefix = "permit_id"
+            columns.append({
+                "name": col.name, "kind": col.kind, "required": col.required,
+                "src": column_of.get(p.field) if p.field else None, "field": p.field,
+                "const": p.const, "const_id": p.const_id, "derive_from": p.derive_from,
+                "values": p.values, "code_map": p.code_map(),
+                "codes": list(col.codes) if col.codes else None, "ref_layer": col.ref_layer,
+                "ref_prefix": prefix, "references": col.references})
+        return {
+            "batch_id": batch_id, "layer": target.name, "plan_area_id": plan_area_id,
+            "geometry": target.geometry,
+            "with_geometry": target.geometry is not None and source_crs is not None,
+            "source_srid": source_crs.srid if source_crs else None,
+            "source_proj": source_crs.proj if source_crs else None, "work_srid": work_srid,
+            "max_area_change": MAX_AREA_CHANGE,
+            "fields": [{"name": f.name, "col": f.column} for f in fields],
+            "key": key, "owner": owner, "columns": columns,
+            "checks": _checks(target, delivered),
+            "scope": scope_of(target, self.patch),
+            "outside": (None if target.geometry is None or target.name == "cwmp_area"
+                        else "error" if target.name in OUTSIDE_IS_ERROR else "warning"),
+            "skip_bad": self.skip,
+        }
+
+    def _delineation_record(self, conn: sa.Connection, batch_id: int, plan_area_id: int,
+                            work_srid: int, opened: dict[str, Any], sha: str) -> dict[str, Any]:
+        attrs = {k: v for k, v in self.mapping.delineation.items() if v is not None}
+        attrs.update({"file_name": self.file, "file_sha256": sha})
+        if self.permit:
+            attrs["permit"] = self.permit
+        spec: dict[str, Any] = {"batch_id": batch_id, "plan_area_id": plan_area_id,
+                                "delineation_id": opened["delineation_id"],
+                                "delineation_no": opened["delineation_no"],
+                                "attributes": attrs, "work_srid": work_srid,
+                                "max_area_change": MAX_AREA_CHANGE}
+        if self.study_area is not None:
+            src = open_source(self.study_area, wants_geometry=True)
+            if not src.has_geometry or src.feature_count == 0:
+                raise refuse(src.name, "the study area file holds no polygons; deliver the "
+                             "study area as polygons")
+            study_crs = self._source_crs(conn, src, work_srid,
+                                         self.crs_given if src.crs is None else None)
+            table = f"staging.b{batch_id}_study"
+            cur = conn.connection.dbapi_connection.cursor()
+            try:
+                staging.create_table(cur, table, [])
+                first = 0
+                for batch in batches(src, read_geometry=True, log=ReadLog()):
+                    staging.copy_batch(cur, table, [], batch, first)
+                    first += batch.num_rows
+            finally:
+                cur.close()
+            spec.update({"study_srid": study_crs.srid, "study_proj": study_crs.proj})
+        self.progress.stage("recording the delineation")
+        return conn.execute(sa.text("SELECT ops.ingest_delineation_record(CAST(:s AS jsonb))"),
+                            {"s": json.dumps(spec)}).scalar_one()
+
+    def _refusal(self, conn: sa.Connection, batch_id: int,
+                 hint: str | None = None) -> IngestRefused:
+        rows = conn.execute(sa.text(
+            "SELECT source_fid, detail ->> 'key' AS key, field, message FROM ops.batch_note "
+            "WHERE batch_id = :b AND kind IN ('error', 'skipped') ORDER BY batch_note_id "
+            "LIMIT :n"), {"b": batch_id, "n": MAX_PROBLEMS_SHOWN}).all()
+        total = conn.execute(sa.text(
+            "SELECT count(*) FROM ops.batch_note WHERE batch_id = :b "
+            "AND kind IN ('error', 'skipped')"), {"b": batch_id}).scalar_one()
+        problems = [Problem(self.file, r.message, feature=r.source_fid, key=r.key,
+                            field=r.field) for r in rows]
+        if hint is None and not self.skip:
+            hint = "nothing was loaded (--skip-bad-features loads the rest)"
+        return IngestRefused(self.file, problems, total, hint)
+
+    def _finish(self, conn: sa.Connection, batch_id: int, rows: int, counts: dict[str, int],
+                summary: dict[str, int], record: dict[str, Any] | None) -> IngestResult:
+        into = self.layer.name if self.mode == "layer" else \
+            f"delineation {record['delineation_no']} (wetland)"
+        message = (f"{self.file}: {rows:,} features into {into}: {counts['inserted']:,} new, "
+                   f"{counts['changed']:,} changed, {counts['closed']:,} closed, "
+                   f"{counts['unchanged']:,} unchanged, {counts['skipped']:,} skipped, "
+                   f"{counts['repaired']:,} repaired, {summary['warnings']:,} warnings")
+        conn.execute(sa.text(
+            "UPDATE ops.batch SET status = 'loaded', feature_count = :n, message = :m, "
+            "finished_at = clock_timestamp() WHERE batch_id = :b"),
+            {"n": rows, "m": message, "b": batch_id})
+        conn.execute(sa.text("SELECT ops.ingest_cleanup(:b)"), {"b": batch_id})
+        notes = [Problem(self.file, r.message, feature=r.source_fid, key=r.key, field=r.field,
+                         kind=r.kind)
+                 for r in conn.execute(sa.text(
+                     "SELECT source_fid, detail ->> 'key' AS key, field, message, kind "
+                     "FROM ops.batch_note WHERE batch_id = :b AND kind <> 'info' "
+                     "ORDER BY batch_note_id LIMIT :n"), {"b": batch_id, "n": MAX_PROBLEMS_SHOWN})]
+        return IngestResult(
+            batch_id, "loaded", self.layer.name, self.file, message, features=rows,
+            inserted=counts["inserted"], changed=counts["changed"], closed=counts["closed"],
+            unchanged=counts["unchanged"], skipped=counts["skipped"],
+            repaired=counts["repaired"], warnings=summary["warnings"],
+            delineation_no=record["delineation_no"] if record else None, notes=notes)
+
+    def _note(self, conn: sa.Connection, batch_id: int, kind: str, field_: str | None,
+              message: str) -> None:
+        conn.execute(sa.text("INSERT INTO ops.batch_note (batch_id, kind, field, message) "
+                             "VALUES (:b, :k, :f, :m)"),
+                     {"b": batch_id, "k": kind, "f": field_, "m": message})
+
+    def _database_error(self, exc: sa.exc.DBAPIError) -> IngestError:
+        """A refusal raised inside the database, as one line naming the file."""
+        orig = getattr(exc, "orig", None)
+        text = str(getattr(orig, "pgerror", None) or orig or exc)
+        first = " ".join(text.strip().splitlines()[0].split()) if text.strip() else str(exc)
+        first = re.sub(r"^ERROR:\s*", "", first)
+        if "transform" in first.lower():
+            return IngestRefused(self.file, [Problem(
+                self.file, f"its coordinates could not be transformed to the working CRS "
+                f"(PostGIS: {first}); check the CRS it declares, or give the right one with "
+                "--crs", field="geometry")])
+        return IngestRefused(self.file, [Problem(self.file, first)])
+
+
+def _checks(layer: Layer, delivered: set[str]) -> list[dict[str, str]]:
+    """The layer's CHECK rules whose columns the file delivers: checked per feature up front,
+    so a violation is a line naming the feature, not a failed transaction."""
+    names = {c.name for c in layer.columns}
+    out = []
+    rules = [(f"{c.name}_check", c.check) for c in layer.columns if c.check]
+    for name, expr in rules + list(layer.extra_checks):
+        used = set(re.findall(r"[a-z_][a-z0-9_]*", expr)) & names
+        if used <= delivered:
+            out.append({"name": name, "expr": expr})
+    return out
+
+
+def geometry_noun(geometry: str) -> str:
+    """A geometry type in words, as problems say it."""
+    return {"MULTIPOLYGON": "polygons", "MULTILINESTRING": "lines", "POINT": "points"}.get(
+        geometry, "geometry")
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def _bounds(src: Source) -> tuple[float, float, float, float] | None:
+    """The layer's extent when GDAL knows it cheaply (used to check the CRS makes sense)."""
+    if src.reader != "gdal" or not src.has_geometry or src.driver == "CSV":
+        return None
+    import warnings
+
+    import pyogrio
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            info = pyogrio.read_info(src.dataset, layer=src.layer, force_total_bounds=True)
+        b = info.get("total_bounds")
+        return None if b is None else tuple(float(v) for v in b)  # type: ignore[return-value]
+    except Exception:  # noqa: BLE001 - the extent is a sanity check, not a requirement
+        return None

@@ -1,0 +1,70 @@
+"""What goes wrong with a delivered file, said so that the person holding it can fix it.
+
+Why a type of its own: ingest finds problems in two places (Python, while opening and reading
+the file; SQL, while validating every feature) and reports them the same way: one line per
+problem naming the file, the feature, the field or geometry, and what to do about it. A
+refusal carries every line (the CLI prints them) and a one-line summary as its message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem: where (file, feature, field) and what to do (message)."""
+
+    file: str
+    message: str
+    feature: str | None = None  # the file's feature id
+    key: str | None = None  # the feature's key, when it has one
+    field: str | None = None  # a field, a column, or 'geometry'
+    kind: str = "error"  # error, skipped, warning, repaired or info
+
+    def line(self) -> str:
+        """The problem as one line: file: feature F (key K): field: message."""
+        where = [self.file]
+        if self.feature is not None:
+            feature = f"feature {self.feature}"
+            if self.key is not None and self.key != self.feature:
+                feature += f" (key {self.key})"
+            where.append(feature)
+        if self.field:
+            where.append(self.field)
+        return ": ".join(where + [self.message])
+
+
+class IngestError(Exception):
+    """A file that cannot be ingested; the message is one line that says why and what to do."""
+
+    exit_code = 1
+
+
+class IngestRefused(IngestError):
+    """A file refused for the problems listed; the database was left exactly as it was."""
+
+    def __init__(self, file: str, problems: list[Problem], total: int | None = None,
+                 hint: str | None = None) -> None:
+        self.file = file
+        self.problems = problems
+        self.total = total if total is not None else len(problems)
+        first = problems[0].line() if problems else f"{file}: refused"
+        more = self.total - 1
+        summary = first if more <= 0 else f"{first} (and {more} more problem{'s' * (more > 1)})"
+        if hint:
+            summary += f"; {hint}"
+        super().__init__(summary)
+
+    def lines(self) -> list[str]:
+        """Every problem, one line each (at most those kept; total says how many there were)."""
+        out = [p.line() for p in self.problems]
+        if self.total > len(self.problems):
+            out.append(f"{self.file}: ... and {self.total - len(self.problems)} more problems "
+                       "of the kinds above")
+        return out
+
+
+def refuse(file: str, message: str, field: str | None = None) -> IngestRefused:
+    """A refusal for a problem of the whole file (no feature)."""
+    return IngestRefused(file, [Problem(file, message, field=field)])

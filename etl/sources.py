@@ -1,0 +1,317 @@
+"""Open a delivered file as GIS staff receive it: find the layer to read, its fields, whether
+it carries geometry and which CRS it declares, and the file's SHA-256.
+
+Why this is separate from reading: everything here is cheap (no feature is read), so a file
+that cannot be ingested (an empty zip, a shapefile without its index, a multi-layer file with
+no layer named) is refused with a precise message before the database is touched.
+
+Formats: GeoPackage, Shapefile (loose, or zipped alone or among others), GeoJSON and TopoJSON,
+File Geodatabase (a .gdb folder or zipped), GeoParquet (read with pyarrow: the GDAL in the
+pyogrio wheel has no Parquet driver), CSV with a WKT column, and attribute-only CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import warnings
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyogrio
+import pyogrio.errors
+
+from etl.problems import IngestRefused, Problem, refuse
+
+# Names a CSV's WKT column goes by (case-insensitive); a mapping file may name another.
+WKT_COLUMN_NAMES = ("wkt", "geom", "geometry", "the_geom", "wkt_geom", "shape", "geom_wkt")
+PARQUET_GEOMETRY_NAMES = ("geometry", "geom", "wkb_geometry", "wkb", "the_geom")
+SHAPEFILE_SIDECARS = (".shp", ".shx", ".dbf", ".prj", ".cpg")
+ZIP_KINDS = (".gdb", ".shp", ".gpkg", ".geojson", ".json", ".topojson")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One readable layer of a delivered file."""
+
+    path: Path  # the file as delivered
+    reader: str  # "gdal" or "parquet"
+    dataset: str  # what GDAL opens (may be /vsizip/...), or the parquet path
+    layer: str | None  # the layer within the dataset
+    driver: str
+    fields: tuple[str, ...]
+    has_geometry: bool
+    crs: str | None  # the CRS the file declares (WKT or PROJJSON), None when it declares none
+    feature_count: int | None
+    geometry_type: str | None = None
+    geometry_column: str | None = None  # CSV: the WKT column; parquet: the WKB column
+    open_options: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what was decided on the user's behalf (e.g. layer picked)
+
+    @property
+    def name(self) -> str:
+        """The file's name, as problems name it."""
+        return self.path.name
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of what was delivered: the file, or for a loose shapefile its .shp, .shx, .dbf,
+    .prj and .cpg in that order (the attributes and the CRS are part of the delivery), or for
+    a folder (an unzipped .gdb) every file in it by name."""
+    h = hashlib.sha256()
+    if path.is_dir():
+        parts = sorted(p for p in path.rglob("*") if p.is_file())
+    elif path.suffix.lower() == ".shp":
+        parts = [p for ext in SHAPEFILE_SIDECARS if (p := _sidecar(path, ext)) is not None]
+    else:
+        parts = [path]
+    for part in parts:
+        if len(parts) > 1:
+            h.update(part.name.encode() + b"\0")
+        with part.open("rb") as f:
+            for chunk in iter(lambda f=f: f.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def _sidecar(shp: Path, ext: str) -> Path | None:
+    for candidate in (shp.with_suffix(ext), shp.with_suffix(ext.upper())):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def open_source(path: Path, *, source_layer: str | None = None, layer_name: str | None = None,
+                wants_geometry: bool = True, geometry_field: str | None = None) -> Source:
+    """The layer of path to ingest as layer_name; refuses what cannot be read, saying why."""
+    path = Path(path)
+    name = path.name
+    if not path.exists():
+        raise refuse(name, f"no such file: {path}")
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".geoparquet"):
+        return _open_parquet(path, geometry_field)
+    if suffix == ".csv":
+        return _open_csv(path, wants_geometry, geometry_field)
+    if suffix == ".zip":
+        candidates = _zip_datasets(path)
+    elif suffix == ".shp":
+        _check_shapefile(path)
+        candidates = [str(path)]
+    else:
+        candidates = [str(path)]
+    return _open_gdal(path, candidates, source_layer, layer_name, wants_geometry)
+
+
+def _check_shapefile(path: Path) -> None:
+    missing = [ext for ext in (".shx", ".dbf") if _sidecar(path, ext) is None]
+    if missing:
+        raise refuse(path.name, f"the shapefile's {' and '.join(missing)} file is missing "
+                     f"(a shapefile is delivered as .shp, .shx, .dbf and .prj together); ask "
+                     f"for the complete set, or a zip of it")
+
+
+def _zip_datasets(path: Path) -> list[str]:
+    """GDAL paths of the datasets inside a zip: .gdb folders, shapefiles, GeoPackages..."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+    except zipfile.BadZipFile as exc:
+        raise refuse(path.name, f"not a readable zip file ({exc}); deliver it again") from None
+    found: list[str] = []
+    for n in names:
+        parts = n.rstrip("/").split("/")
+        for i, part in enumerate(parts):
+            if part.lower().endswith(".gdb"):
+                gdb = "/".join(parts[: i + 1])
+                if gdb not in found:
+                    found.append(gdb)
+                break
+        else:
+            if n.lower().endswith(ZIP_KINDS[1:]):
+                found.append(n)
+    shp = [n for n in found if n.lower().endswith(".shp")]
+    for n in shp:
+        stem = n[:-4]
+        if not any(m.lower() == (stem + ".shx").lower() for m in names):
+            raise refuse(path.name, f"{n} in the zip has no .shx index; ask for the complete "
+                         "shapefile (.shp, .shx, .dbf, .prj)")
+    if not found:
+        held = ", ".join(names[:8]) or "nothing"
+        raise refuse(path.name, f"the zip holds no shapefile, File Geodatabase, GeoPackage or "
+                     f"GeoJSON (it holds {held}); deliver one of those")
+    return [f"/vsizip/{path}/{n}" for n in found]
+
+
+def _layers(dataset: str) -> list[tuple[str, str | None]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [(str(n), None if t is None else str(t))
+                for n, t in pyogrio.list_layers(dataset)]
+
+
+def _open_gdal(path: Path, datasets: list[str], source_layer: str | None,
+               layer_name: str | None, wants_geometry: bool) -> Source:
+    name = path.name
+    options: list[tuple[str, str, str | None]] = []  # (dataset, layer, geometry type)
+    for ds in datasets:
+        try:
+            options += [(ds, n, t) for n, t in _layers(ds)]
+        except pyogrio.errors.DataSourceError as exc:
+            raise refuse(name, f"GDAL cannot read it ({_gdal_message(exc)}); check that it is "
+                         "a complete GIS file of a supported format") from None
+    notes: list[str] = []
+    if source_layer is not None:
+        chosen = [o for o in options if o[1] == source_layer]
+        if not chosen:
+            raise refuse(name, f"has no layer {source_layer!r}; its layers are "
+                         f"{', '.join(o[1] for o in options)}")
+        pick = chosen[0]
+    elif len(options) == 1:
+        pick = options[0]
+    else:
+        pick = _pick_layer(name, options, layer_name, wants_geometry, notes)
+    ds, layer, _ = pick
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            info = pyogrio.read_info(ds, layer=layer)
+    except pyogrio.errors.DataSourceError as exc:
+        raise refuse(name, f"GDAL cannot read layer {layer} ({_gdal_message(exc)})") from None
+    gtype = info.get("geometry_type")
+    count = info.get("features")
+    return Source(path=path, reader="gdal", dataset=ds, layer=layer, driver=info["driver"],
+                  fields=tuple(str(f) for f in info["fields"]), has_geometry=gtype is not None,
+                  crs=info.get("crs"), feature_count=None if count is None or count < 0
+                  else int(count), geometry_type=gtype, notes=tuple(notes))
+
+
+def _pick_layer(name: str, options: list[tuple[str, str, str | None]], layer_name: str | None,
+                wants_geometry: bool, notes: list[str]) -> tuple[str, str, str | None]:
+    """A multi-layer file: the layer named like ours, else the biggest layer of the right kind
+    (a consultant's zip often carries metadata layers beside the wetlands); noted either way."""
+    same = [o for o in options if layer_name and o[1].lower() == layer_name.lower()]
+    if same:
+        return same[0]
+    kind = [o for o in options if (o[2] is not None) == wants_geometry]
+    if not kind:
+        raise refuse(name, f"none of its layers ({', '.join(o[1] for o in options)}) "
+                     f"{'has geometry' if wants_geometry else 'is a table'}; name one with "
+                     "--source-layer")
+
+    def size(o: tuple[str, str, str | None]) -> int:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return int(pyogrio.read_info(o[0], layer=o[1])["features"])
+        except Exception:  # noqa: BLE001 - an unreadable layer is simply not the biggest
+            return -1
+
+    sizes = sorted(((size(o), o) for o in kind), key=lambda x: -x[0])
+    pick = sizes[0][1]
+    others = ", ".join(f"{o[1]} ({n})" for n, o in sizes[1:])
+    notes.append(f"the file has several layers; read {pick[1]} ({sizes[0][0]} features), the "
+                 f"biggest, and not {others}; name another with --source-layer")
+    return pick
+
+
+def _gdal_message(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text.split("; It might help")[0]
+
+
+def _open_csv(path: Path, wants_geometry: bool, geometry_field: str | None) -> Source:
+    """A CSV: checked with Python's csv module first, because GDAL silently reads nothing after
+    an unbalanced quote; the WKT column (if the layer has geometry) is named or recognised."""
+    name = path.name
+    header, records = _csv_shape(path)
+    geometry_column = None
+    if wants_geometry:
+        if geometry_field is not None:
+            if geometry_field not in header:
+                raise refuse(name, f"has no column {geometry_field!r} for the geometry; its "
+                             f"columns are {', '.join(header)}")
+            geometry_column = geometry_field
+        else:
+            lower = {h.lower(): h for h in header}
+            geometry_column = next((lower[n] for n in WKT_COLUMN_NAMES if n in lower), None)
+            if geometry_column is None:
+                geometry_column = next((h for h in header if h.lower().startswith("wkt")), None)
+    options = {"KEEP_GEOM_COLUMNS": "YES", "EMPTY_STRING_AS_NULL": "NO"}
+    if geometry_column is not None:
+        options["GEOM_POSSIBLE_NAMES"] = geometry_column
+    return Source(path=path, reader="gdal", dataset=str(path), layer=None, driver="CSV",
+                  fields=tuple(header), has_geometry=geometry_column is not None, crs=None,
+                  feature_count=records, geometry_column=geometry_column, open_options=options)
+
+
+def _csv_shape(path: Path) -> tuple[list[str], int]:
+    name = path.name
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f, strict=True)
+            header = next(reader, None)
+            if header is None:
+                raise refuse(name, "is empty (no header line); deliver the CSV with its header")
+            records = 0
+            for row in reader:
+                if row and any(cell.strip() for cell in row):
+                    records += 1
+                    if len(row) != len(header):
+                        raise refuse(name, f"line {reader.line_num} has {len(row)} values for "
+                                     f"{len(header)} columns; check the quoting and commas")
+    except UnicodeDecodeError as exc:
+        raise refuse(name, f"is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as "
+                     "UTF-8 CSV") from None
+    except csv.Error as exc:
+        raise refuse(name, f"is not valid CSV near line {reader.line_num} ({exc}); usually an "
+                     "unbalanced double quote: a quote inside a value must be doubled") from None
+    if len(set(header)) != len(header):
+        dup = sorted({h for h in header if header.count(h) > 1})
+        raise refuse(name, f"has duplicate column names ({', '.join(dup)}); rename them")
+    return header, records
+
+
+def _open_parquet(path: Path, geometry_field: str | None) -> Source:
+    """GeoParquet: its 'geo' metadata names the WKB column and the CRS (a column without a
+    'crs' entry is OGC:CRS84, as the GeoParquet specification says)."""
+    import pyarrow.parquet as pq
+
+    name = path.name
+    try:
+        pf = pq.ParquetFile(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
+        raise refuse(name, f"is not a readable Parquet file ({exc})") from None
+    schema = pf.schema_arrow
+    meta = (pf.metadata.metadata or {}).get(b"geo")
+    crs: str | None = None
+    column = geometry_field
+    if meta is not None:
+        geo = json.loads(meta)
+        column = column or geo.get("primary_column")
+        spec = geo.get("columns", {}).get(column, {})
+        encoding = str(spec.get("encoding", "WKB")).upper()
+        if encoding != "WKB":
+            raise refuse(name, f"stores its geometry as {encoding}; only WKB GeoParquet is "
+                         "read: convert it (e.g. with ogr2ogr or geopandas)")
+        if "crs" not in spec:
+            crs = "OGC:CRS84"
+        elif spec["crs"] is not None:
+            crs = json.dumps(spec["crs"])
+    elif column is None:
+        column = next((n for n in schema.names if n.lower() in PARQUET_GEOMETRY_NAMES), None)
+    if column is not None and column not in schema.names:
+        raise refuse(name, f"has no column {column!r}; its columns are {', '.join(schema.names)}")
+    fields = tuple(n for n in schema.names if n != column)
+    return Source(path=path, reader="parquet", dataset=str(path), layer=None, driver="Parquet",
+                  fields=fields, has_geometry=column is not None, crs=crs,
+                  feature_count=pf.metadata.num_rows, geometry_column=column,
+                  notes=() if meta is not None or column is None else (
+                      f"no GeoParquet metadata: column {column} read as WKB geometry",))
+
+
+def problem(src: Source, message: str, field: str | None = None) -> IngestRefused:
+    """A refusal naming this source."""
+    return IngestRefused(src.name, [Problem(src.name, message, field=field)])
