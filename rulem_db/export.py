@@ -5,7 +5,8 @@ Every view of schema pub goes in (the layers' current versions, the balances, th
 entries, the findings and the other check results; attribute-only views as GeoPackage
 attribute tables), named as in the database, with the view's comment as the layer description
 (gpkg_contents.description) and each column's comment in gpkg_data_columns.description. History
-views are left out unless asked for (they hold every version, so they can be large);
+views (pub.<layer>_history beside a pub.<layer>) are left out unless asked for (they hold
+every version, so they can be large);
 restricted layers are never exported.
 
 Why ogr2ogr: it copies PostGIS to GeoPackage in one process without a Python round trip,
@@ -49,7 +50,8 @@ _VIEWS_SQL = """
 SELECT c.relname AS name, coalesce(obj_description(c.oid, 'pg_class'), '') AS description
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = 'pub' AND c.relkind IN ('v', 'm')
-  AND (:history OR c.relname NOT LIKE '%\\_history')
+  AND (:history OR NOT (c.relname LIKE '%\\_history'
+                        AND to_regclass(format('pub.%I', left(c.relname, -8))) IS NOT NULL))
 ORDER BY c.relname
 """
 

@@ -1,6 +1,7 @@
 -- 930_tiles: Mapbox vector tiles, one function per map layer:
 --   pub.<layer>_tile(z integer, x integer, y integer) RETURNS bytea
--- for every view in pub (and restricted) with a geometry column, except the *_history views.
+-- for every view in pub (and restricted) with a geometry column, except the history views
+-- (pub.<layer>_history beside a pub.<layer>: the map shows current versions).
 -- pg_tileserv and Martin publish such functions as function sources as they are; the MVT layer
 -- inside the tile is named after the view, and its feature id is the view's <layer>_id.
 --
@@ -53,7 +54,8 @@ BEGIN
     JOIN pg_class c ON c.relname = g.f_table_name
     JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = g.f_table_schema
     WHERE g.f_table_schema IN ('pub', 'restricted') AND c.relkind IN ('v', 'm')
-      AND g.f_table_name NOT LIKE '%\_history'
+      AND NOT (g.f_table_name LIKE '%\_history' AND to_regclass(format('%I.%I',
+               g.f_table_schema, left(g.f_table_name, -8))) IS NOT NULL)
     ORDER BY 1, 2
   LOOP
     srid := CASE WHEN v.srid > 0 THEN v.srid ELSE ops.working_srid() END;

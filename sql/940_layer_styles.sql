@@ -6,10 +6,11 @@
 -- How QGIS finds a row (QGIS 3.22, postgres provider): f_table_catalog = the database's name,
 -- f_table_schema / f_table_name = the layer, f_geometry_column = its geometry column, and type
 -- NULL or the geometry type given in the layer's URI (Point, Line, Polygon). So the catalog is
--- current_database() at apply time (a restored or renamed database needs the migration step
--- run again: `rulem-db db migrate` re-seeds when this file or any before it changes, and
--- revision 0006 forces it), type is NULL for views of one geometry type and set for views of
--- mixed type (pub.finding: one row per geometry type, for URIs with type=Point|Line|Polygon).
+-- current_database() when seeded, type is NULL for views of one geometry type and set for
+-- views of mixed type (pub.finding: one row per geometry type, for URIs with
+-- type=Point|Line|Polygon). A database restored or copied under another name keeps rows for
+-- its old name, which QGIS ignores: run SELECT ops.seed_layer_styles() there (the migration
+-- step re-seeds only when a sql file changed).
 --
 -- The styles are generated from rules (ops.layer_style_rule) rather than stored as QML text,
 -- so a colour is one value here, a view added later by the ledger or the checks gets a style
@@ -64,11 +65,11 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     ('heritage_area', 1, 'rank', 'Rank B/C or better: protected (7(c)(i)-(ii))', '"rank" IN (''A'', ''AB'', ''B'', ''BC'')', '#7b3294', 120, 'solid', '#40004b', 0.4, 'solid', NULL, NULL),
     ('heritage_area', 2, 'rank', 'Below rank B/C', 'ELSE', '#c2a5cf', 100, 'solid', '#9970ab', 0.3, 'solid', NULL, NULL),
     ('figure5_area', 1, NULL, 'Figure 5 replacement zone', NULL, '#33a02c', 255, 'f_diagonal', '#33a02c', 0.5, 'solid', NULL, NULL),
-    ('soil', 1, 'hydrologic_soil_group', 'A', '"hydrologic_soil_group" = ''A''', '#ffffd4', 140, 'solid', NULL, 0, 'solid', NULL, NULL),
-    ('soil', 2, 'hydrologic_soil_group', 'B', '"hydrologic_soil_group" = ''B''', '#fed98e', 140, 'solid', NULL, 0, 'solid', NULL, NULL),
-    ('soil', 3, 'hydrologic_soil_group', 'C', '"hydrologic_soil_group" = ''C''', '#fe9929', 140, 'solid', NULL, 0, 'solid', NULL, NULL),
-    ('soil', 4, 'hydrologic_soil_group', 'D', '"hydrologic_soil_group" = ''D''', '#cc4c02', 140, 'solid', NULL, 0, 'solid', NULL, NULL),
-    ('soil', 5, 'hydrologic_soil_group', 'Dual group (A/D, B/D, C/D: counted as D)', 'ELSE', '#8c6bb1', 140, 'solid', NULL, 0, 'solid', NULL, NULL),
+    ('soil', 1, 'hydrologic_soil_group', 'A', '"hydrologic_soil_group" = ''A''', '#ffffd4', 100, 'solid', NULL, 0, 'solid', NULL, NULL),
+    ('soil', 2, 'hydrologic_soil_group', 'B', '"hydrologic_soil_group" = ''B''', '#fed98e', 100, 'solid', NULL, 0, 'solid', NULL, NULL),
+    ('soil', 3, 'hydrologic_soil_group', 'C', '"hydrologic_soil_group" = ''C''', '#fe9929', 100, 'solid', NULL, 0, 'solid', NULL, NULL),
+    ('soil', 4, 'hydrologic_soil_group', 'D', '"hydrologic_soil_group" = ''D''', '#cc4c02', 100, 'solid', NULL, 0, 'solid', NULL, NULL),
+    ('soil', 5, 'hydrologic_soil_group', 'Dual group (A/D, B/D, C/D: counted as D)', 'ELSE', '#8c6bb1', 100, 'solid', NULL, 0, 'solid', NULL, NULL),
     ('impact', 1, 'kind', 'Fill', '"kind" = ''fill''', '#d7191c', 190, 'solid', '#67001f', 0.3, 'solid', NULL, NULL),
     ('impact', 2, 'kind', 'Excavation', '"kind" = ''excavate''', '#a6611a', 190, 'solid', '#543005', 0.3, 'solid', NULL, NULL),
     ('impact', 3, 'kind', 'Drained (full)', '"kind" = ''drain_full''', '#e66101', 190, 'solid', '#7f2704', 0.3, 'solid', NULL, NULL),
@@ -99,9 +100,9 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     ('bmp', 4, 'kind', 'Wet pond', 'ELSE', '#253494', 200, 'solid', '#081d58', 0.3, 'solid', NULL, NULL),
     ('species_record', 1, NULL, 'Protected species record (restricted)', NULL, '#e7298a', 170, 'solid', '#67001f', 0.3, 'solid', 2.4, 'circle'),
     -- Ledger: balance status colours.
-    ('parcel_balance', 1, 'status', 'Deficit (credit below required)', '"status" = ''deficit''', '#d7191c', 170, 'solid', '#67001f', 0.3, 'solid', NULL, NULL),
-    ('parcel_balance', 2, 'status', 'Balanced', '"status" = ''balanced''', '#ffffbf', 170, 'solid', '#737373', 0.3, 'solid', NULL, NULL),
-    ('parcel_balance', 3, 'status', 'Surplus', '"status" = ''surplus''', '#1a9641', 170, 'solid', '#00441b', 0.3, 'solid', NULL, NULL),
+    ('parcel_balance', 1, 'status', 'Deficit (credit below required)', '"status" = ''deficit''', '#d7191c', 120, 'solid', '#67001f', 0.3, 'solid', NULL, NULL),
+    ('parcel_balance', 2, 'status', 'Balanced', '"status" = ''balanced''', '#ffffbf', 120, 'solid', '#737373', 0.3, 'solid', NULL, NULL),
+    ('parcel_balance', 3, 'status', 'Surplus', '"status" = ''surplus''', '#1a9641', 120, 'solid', '#00441b', 0.3, 'solid', NULL, NULL),
     ('parcel_balance', 4, 'status', 'No impact or credit', 'ELSE', NULL, 0, 'solid', '#bdbdbd', 0.2, 'solid', NULL, NULL),
     ('plan_balance', 1, 'status', 'Plan area in deficit', '"status" = ''deficit''', NULL, 0, 'solid', '#d7191c', 1.0, 'solid', NULL, NULL),
     ('plan_balance', 2, 'status', 'Plan area balanced', '"status" = ''balanced''', NULL, 0, 'solid', '#fdae61', 1.0, 'solid', NULL, NULL),
@@ -207,10 +208,12 @@ END $$;
 COMMENT ON FUNCTION ops.qml_style(text, text, text[]) IS
   'QGIS style document (QML, rule-based renderer) of a layer drawn as fill, line or marker.';
 
-DO $$
+CREATE OR REPLACE FUNCTION ops.seed_layer_styles() RETURNS integer
+LANGUAGE plpgsql AS $$
 DECLARE
   v record;
   k record;
+  n integer := 0;
   attrs text[];
   base text;
   doc text;
@@ -251,6 +254,14 @@ BEGIN
              left('rulem-db default style. ' || coalesce(doc, ''), 1000), current_user,
              now()::timestamp,
              CASE WHEN v.gtype IN ('GEOMETRY', 'GEOMETRYCOLLECTION') THEN k.qgis_type END;
+      n := n + 1;
     END LOOP;
   END LOOP;
+  RETURN n;
 END $$;
+COMMENT ON FUNCTION ops.seed_layer_styles() IS
+  'Writes the rulem-db default QGIS style of every published map layer into '
+  'public.layer_styles for this database (replacing the earlier ones); returns the rows '
+  'written. Run it after restoring or copying the database under another name.';
+
+SELECT ops.seed_layer_styles();

@@ -170,10 +170,13 @@ def load(conn: sa.Connection) -> None:
 
 
 def load_and_reconcile(url: str) -> None:
-    """The fixture, then the ledger recomputed so the balance views have rows."""
+    """The fixture, then the ledger recomputed so the balance views have rows. The database is
+    a copy of the session's template under another name, so its QGIS styles are re-seeded for
+    this name first, as after any copy or restore (sql/940_layer_styles.sql)."""
     eng = db.engine(url)
     try:
         with eng.begin() as conn:
+            conn.execute(sa.text("SELECT ops.seed_layer_styles()"))
             load(conn)
     finally:
         eng.dispose()

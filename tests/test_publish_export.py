@@ -34,9 +34,11 @@ def _truth(url: str, history: bool = False) -> dict[str, tuple[int, str | None, 
                 "LEFT JOIN geometry_columns g ON g.f_table_schema = 'pub' "
                 "  AND g.f_table_name = c.relname "
                 "WHERE n.nspname = 'pub' AND c.relkind IN ('v', 'm') ORDER BY 1")).all()
+            names = {v.relname for v in views}
             return {v.relname: (conn.execute(sa.text(f'SELECT count(*) FROM pub."{v.relname}"'))
                                 .scalar(), v.type, v.doc)
-                    for v in views if history or not v.relname.endswith("_history")}
+                    for v in views if history or v.relname.removesuffix("_history") == v.relname
+                    or v.relname.removesuffix("_history") not in names}
     finally:
         eng.dispose()
 

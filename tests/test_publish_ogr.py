@@ -88,7 +88,7 @@ def test_no_layer_takes_a_write_from_gis(published_url: str, gis_login: Login,  
         "geometry": {"type": "Point", "coordinates": [487500, 4993300]}}]}))
     accepted = []
     for name in truth:
-        if name.endswith("_history"):
+        if name.endswith("_history") and name.removesuffix("_history") in truth:
             continue
         proc = subprocess.run(
             ["ogr2ogr", "-update", "-append", "-a_srs", f"EPSG:{SRID}", "-nlt", "PROMOTE_TO_MULTI",

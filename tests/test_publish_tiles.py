@@ -30,7 +30,8 @@ def _map_layers(conn: sa.Connection) -> list[tuple[str, str]]:
         "JOIN pg_class c ON c.relname = g.f_table_name "
         "JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = g.f_table_schema "
         "WHERE g.f_table_schema IN ('pub', 'restricted') AND c.relkind IN ('v', 'm') "
-        "AND g.f_table_name NOT LIKE '%\\_history' ORDER BY 1, 2")).all()]
+        "AND NOT (g.f_table_name LIKE '%\\_history' AND to_regclass(format('%I.%I', "
+        "g.f_table_schema, left(g.f_table_name, -8))) IS NOT NULL) ORDER BY 1, 2")).all()]
 
 
 def _tile_of(conn: sa.Connection, x: float, y: float, z: int, srid: int = SRID) -> tuple[int, int]:
