@@ -1,0 +1,94 @@
+-- 205_buffer_site: the geometry every buffer check (6, 6(b), 6(c), 6(f)) starts from, per
+-- permit: the protected edge, the wetland, the buffers, the effective buffer. Idempotent.
+--
+-- Decisions (docs/checks.md):
+-- * Buffers and trails count whoever recorded them: a buffer declared under an earlier permit
+--   protects the edge just as well. Markers (6(b)) are the permit's own buffers' concern.
+-- * Effective buffer = buffer - trails (6(f)(iv)) - wetland: a buffer drawn over the wetland
+--   edge starts at the edge, and a ray that crosses a strip of upland into other wetland stops
+--   there.
+-- * Geometry more than checks.reach_m() (1,000 ft) from the permit's parcels is not looked at;
+--   a transect is at most that long.
+
+CREATE OR REPLACE FUNCTION checks.reach_m() RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1000 * 0.3048 $$;
+COMMENT ON FUNCTION checks.reach_m() IS
+  'How far from a permit''s parcels the buffer checks look (1,000 ft): the longest transect.';
+
+CREATE OR REPLACE FUNCTION checks.snap_m() RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 0.05 $$;
+COMMENT ON FUNCTION checks.snap_m() IS
+  'Distance (5 cm) within which digitized lines count as touching: a buffer this close to the '
+  'wetland edge starts at the edge; a marker this close to a line is on it.';
+
+-- Current buffers of a plan area near a geometry, as one geometry (NULL when none).
+CREATE OR REPLACE FUNCTION checks.buffers_near(p_plan_area_id integer, p_near geometry)
+RETURNS geometry LANGUAGE sql STABLE SET jit = off AS $$
+  SELECT ST_Union(b.geom) FROM core.buffer b
+  WHERE b.valid_to IS NULL AND b.plan_area_id = p_plan_area_id AND b.geom && p_near
+    AND ST_Intersects(b.geom, p_near)
+$$;
+COMMENT ON FUNCTION checks.buffers_near(integer, geometry) IS
+  'Union of the current buffers of a plan area that intersect a geometry.';
+
+CREATE OR REPLACE FUNCTION checks.buffer_site(p_plan_area_id integer,
+                                              p_permit_id bigint DEFAULT NULL)
+RETURNS TABLE (
+  permit_id bigint,
+  baseline_on date,
+  parcels geometry,
+  edge geometry,
+  wetland geometry,
+  central geometry,
+  buffer geometry,
+  own_buffer geometry,
+  effective geometry
+)
+LANGUAGE plpgsql STABLE SET jit = off AS $$
+-- plpgsql on purpose: one small, separately planned statement per step and permit, where the
+-- same steps inlined into one SQL statement made the planner evaluate them far more slowly.
+DECLARE
+  s record;
+  near geometry;
+  trails geometry;
+BEGIN
+  FOR s IN
+    SELECT ps.permit_id, ps.baseline_on, ps.parcels FROM checks.permit_site ps
+    WHERE ps.plan_area_id = p_plan_area_id AND ps.parcels IS NOT NULL
+      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+    ORDER BY ps.permit_id
+  LOOP
+    permit_id := s.permit_id;
+    baseline_on := s.baseline_on;
+    parcels := s.parcels;
+    near := ST_Expand(s.parcels, checks.reach_m());
+    SELECT ST_Union(w.geom) INTO wetland
+    FROM checks.post_project_wetland(p_plan_area_id, s.permit_id, s.baseline_on, near) w;
+    SELECT ST_Union(c.geom) INTO central
+    FROM checks.central_wetland(p_plan_area_id, s.permit_id, s.baseline_on) c
+    WHERE c.geom && near;
+    edge := checks.protected_edge(central, s.parcels, sqrt(core.param_num(
+      p_plan_area_id, 'area_tolerance_m2', s.baseline_on)));
+    SELECT ST_Union(b.geom) INTO buffer FROM core.buffer b
+    WHERE b.valid_to IS NULL AND b.plan_area_id = p_plan_area_id AND b.geom && near;
+    SELECT ST_Union(b.geom) INTO own_buffer FROM core.buffer b
+    WHERE b.valid_to IS NULL AND b.permit_id = s.permit_id;
+    SELECT ST_Union(t.geom) INTO trails FROM core.trail t
+    WHERE t.valid_to IS NULL AND t.plan_area_id = p_plan_area_id AND t.geom && near;
+    effective := buffer;
+    IF effective IS NOT NULL AND trails IS NOT NULL THEN
+      effective := ST_Difference(effective, trails);
+    END IF;
+    IF effective IS NOT NULL AND wetland IS NOT NULL THEN
+      effective := ST_Difference(effective, wetland);
+    END IF;
+    effective := ST_CollectionExtract(effective, 3);
+    RETURN NEXT;
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION checks.buffer_site(integer, bigint) IS
+  'Per permit: protected edge, wetland, central wetland, buffers, the permit''s own buffers and '
+  'the effective buffer (buffer - trails - wetland) near its parcels.';
+
+GRANT EXECUTE ON FUNCTION checks.reach_m(), checks.snap_m(),
+  checks.buffers_near(integer, geometry), checks.buffer_site(integer, bigint) TO rulem_etl;

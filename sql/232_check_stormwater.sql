@@ -1,0 +1,113 @@
+-- 232_check_stormwater: the 5(c) conditions, per subwatershed, from 231. Idempotent.
+--   5(c)      stormwater_subwatersheds  a permit that subdivides, grades or creates impervious
+--                                        surface has subwatersheds to size BMPs for;
+--   5(c)(ii)  infiltration_volume       V_AB > 0: infiltration + pretreatment (counted up to
+--                                        pretreatment_max_share x V_AB) >= V_AB;
+--   5(c)(ii)  pretreatment              impervious cover drains to an infiltration BMP that
+--                                        does not take rooftop runoff only: pretreatment > 0;
+--   5(c)(ii)  infiltration_soils        each infiltration BMP lies on A/B soil without high
+--                                        groundwater or contamination;
+--   5(c)(iii) biofiltration_share       V_CD > 0: biofiltration >= biofiltration_min_share x
+--                                        V_CD;
+--   5(c)(iii) cd_volume                 V_CD > 0: biofiltration + wet ponds >= V_CD.
+-- Volumes compare in whole cubic feet.
+
+CREATE OR REPLACE FUNCTION checks.check_stormwater(p_plan_area_id integer,
+                                                   p_permit_id bigint DEFAULT NULL)
+RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
+  WITH v AS MATERIALIZED (
+    SELECT * FROM checks.stormwater_volumes(p_plan_area_id, p_permit_id)
+  ), active AS (
+    SELECT ps.permit_id,
+           ps.involves_subdivision
+             OR EXISTS (SELECT 1 FROM core.grading g
+                        WHERE g.valid_to IS NULL AND g.permit_id = ps.permit_id)
+             OR EXISTS (SELECT 1 FROM core.impervious i
+                        WHERE i.valid_to IS NULL AND i.permit_id = ps.permit_id
+                          AND i.condition = 'proposed') AS subject,
+           (SELECT count(*) FROM core.subwatershed s
+            WHERE s.valid_to IS NULL AND s.permit_id = ps.permit_id) AS n
+    FROM checks.permit_site ps
+    WHERE ps.plan_area_id = p_plan_area_id
+      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+  )
+  SELECT '5(c)', 'stormwater_subwatersheds', 'error', a.permit_id, NULL::bigint, NULL::bigint,
+         a.n > 0, a.n::numeric, 1::numeric, 'subwatersheds',
+         CASE WHEN a.n > 0 THEN format('%s subwatersheds with BMPs', a.n)
+              ELSE 'the permit subdivides, grades or creates impervious surface but has no '
+                   'subwatershed to size water quality BMPs for' END,
+         NULL::geometry
+  FROM active a WHERE a.subject
+  UNION ALL
+  SELECT '5(c)(ii)', 'infiltration_volume', 'error', v.permit_id, NULL, v.subwatershed_id,
+         v.ab_provided_cuft >= v.v_ab_cuft, v.ab_provided_cuft, v.v_ab_cuft, 'ft3',
+         format('%s: infiltration %s + pretreatment %s (counted %s) = %s ft3 for V_AB %s ft3',
+                v.name, v.infiltration_cuft, v.pretreatment_cuft,
+                v.ab_provided_cuft - v.infiltration_cuft, v.ab_provided_cuft, v.v_ab_cuft),
+         CASE WHEN v.ab_provided_cuft < v.v_ab_cuft THEN v.geom END
+  FROM v WHERE v.v_ab_cuft > 0
+  UNION ALL
+  SELECT '5(c)(ii)', 'pretreatment', 'error', v.permit_id, NULL, v.subwatershed_id,
+         v.pretreatment_cuft > 0, v.pretreatment_cuft, 0::numeric, 'ft3',
+         format('%s: %s ft3 of pretreatment ahead of infiltration that takes runoff from '
+                'impervious surface other than rooftops', v.name, v.pretreatment_cuft),
+         CASE WHEN v.pretreatment_cuft <= 0 THEN v.geom END
+  FROM v WHERE v.has_impervious AND v.infiltration_needs_pretreatment
+  UNION ALL
+  SELECT '5(c)(iii)', 'biofiltration_share', 'error', v.permit_id, NULL, v.subwatershed_id,
+         v.biofiltration_cuft >= r.share_cuft, v.biofiltration_cuft, r.share_cuft, 'ft3',
+         format('%s: biofiltration %s ft3 = %s%% of V_CD %s ft3 (at least %s%%)', v.name,
+                v.biofiltration_cuft, round(100 * v.biofiltration_cuft / v.v_cd_cuft, 1),
+                v.v_cd_cuft, round(100 * v.biofiltration_min_share)),
+         CASE WHEN v.biofiltration_cuft < r.share_cuft THEN v.geom END
+  FROM v CROSS JOIN LATERAL (SELECT round(v.biofiltration_min_share * v.v_cd_cuft) AS share_cuft) r
+  WHERE v.v_cd_cuft > 0
+  UNION ALL
+  SELECT '5(c)(iii)', 'cd_volume', 'error', v.permit_id, NULL, v.subwatershed_id,
+         v.cd_provided_cuft >= v.v_cd_cuft, v.cd_provided_cuft, v.v_cd_cuft, 'ft3',
+         format('%s: biofiltration %s + wet pond %s = %s ft3 for V_CD %s ft3', v.name,
+                v.biofiltration_cuft, v.wet_pond_cuft, v.cd_provided_cuft, v.v_cd_cuft),
+         CASE WHEN v.cd_provided_cuft < v.v_cd_cuft THEN v.geom END
+  FROM v WHERE v.v_cd_cuft > 0
+$$;
+COMMENT ON FUNCTION checks.check_stormwater(integer, bigint) IS
+  '5(c): subwatersheds on record, and per subwatershed the A/B infiltration volume, '
+  'pretreatment, C/D biofiltration share and C/D volume.';
+
+CREATE OR REPLACE FUNCTION checks.check_infiltration_soils(p_plan_area_id integer,
+                                                           p_permit_id bigint DEFAULT NULL)
+RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
+  WITH bmp AS (
+    SELECT ps.permit_id, b.bmp_id, b.geom,
+           core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2,
+           (SELECT ST_Union(so.geom) FROM core.soil so
+            WHERE so.valid_to IS NULL AND so.plan_area_id = p_plan_area_id
+              AND so.hydrologic_soil_group IN ('A', 'B')
+              AND NOT so.high_groundwater AND NOT so.contaminated
+              AND so.geom && b.geom) AS suited
+    FROM checks.permit_site ps
+    JOIN core.bmp b ON b.permit_id = ps.permit_id AND b.valid_to IS NULL
+    WHERE ps.plan_area_id = p_plan_area_id
+      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND b.kind = 'infiltration'
+  ), off AS (
+    SELECT bmp.*, CASE WHEN bmp.suited IS NULL THEN bmp.geom
+                       ELSE ST_CollectionExtract(ST_Difference(bmp.geom, bmp.suited), 3)
+                       END AS part
+    FROM bmp
+  )
+  SELECT '5(c)(ii)', 'infiltration_soils', 'error', o.permit_id, NULL::bigint, o.bmp_id,
+         ST_Area(o.part) < o.tol_m2, round(core.acres(o.part), 4), 0::numeric, 'acres',
+         CASE WHEN ST_Area(o.part) < o.tol_m2
+              THEN 'infiltration BMP on A/B soil'
+              ELSE format('%s acres of the infiltration BMP lie on C/D, high-groundwater, '
+                          'contaminated or unmapped soil', round(core.acres(o.part), 4)) END,
+         CASE WHEN ST_Area(o.part) >= o.tol_m2 THEN o.part END
+  FROM off o
+$$;
+COMMENT ON FUNCTION checks.check_infiltration_soils(integer, bigint) IS
+  '5(c)(ii): acres of each infiltration BMP not on A/B soil free of high groundwater and '
+  'contamination.';
+
+GRANT EXECUTE ON FUNCTION checks.check_stormwater(integer, bigint),
+  checks.check_infiltration_soils(integer, bigint) TO rulem_etl;

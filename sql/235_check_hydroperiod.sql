@@ -1,0 +1,54 @@
+-- 235_check_hydroperiod: 5(d), the 10-year bounce and inundation period of each receiving
+-- wetland against its susceptibility class. Idempotent.
+-- The class is the receiving wetland's susceptibility_class (current version: the class
+-- follows the wetland type resulting from the CWMP). Limits come from core.susceptibility_limit
+-- in force on the permit's baseline date; a NULL bounce limit means no limit. A receiving
+-- wetland without a class cannot be checked: a warning on bounce, and inundation is not
+-- evaluated. The modelled figures are the permit's own (the rule's equal-share assumption for
+-- several parcels draining to one wetland belongs to the model that produced them).
+
+CREATE OR REPLACE FUNCTION checks.check_hydroperiod(p_plan_area_id integer,
+                                                    p_permit_id bigint DEFAULT NULL)
+RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
+  WITH h AS (
+    SELECT ps.permit_id, h.hydroperiod_id, w.geom, w.susceptibility_class AS class,
+           h.proposed_bounce_ft - h.existing_bounce_ft AS bounce,
+           h.proposed_inundation_days - h.existing_inundation_days AS inundation,
+           l.max_bounce_increase_ft AS bounce_max, l.max_inundation_increase_days AS days_max
+    FROM checks.permit_site ps
+    JOIN core.hydroperiod h ON h.permit_id = ps.permit_id AND h.valid_to IS NULL
+    LEFT JOIN core.wetland w ON w.wetland_id = h.wetland_id AND w.valid_to IS NULL
+    LEFT JOIN LATERAL (
+      SELECT sl.* FROM core.susceptibility_limit sl
+      WHERE sl.plan_area_id = p_plan_area_id AND sl.susceptibility_class = w.susceptibility_class
+        AND sl.effective_on <= ps.baseline_on
+      ORDER BY sl.effective_on DESC LIMIT 1
+    ) l ON true
+    WHERE ps.plan_area_id = p_plan_area_id
+      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+  )
+  SELECT '5(d)', 'bounce',
+         CASE WHEN h.class IS NULL THEN 'warning' ELSE 'error' END,
+         h.permit_id, NULL::bigint, h.hydroperiod_id,
+         h.class IS NOT NULL AND (h.bounce_max IS NULL OR h.bounce <= h.bounce_max),
+         h.bounce, h.bounce_max, 'ft',
+         CASE WHEN h.class IS NULL
+              THEN 'the receiving wetland has no susceptibility class: 5(d) cannot be checked'
+              ELSE format('10-year bounce +%s ft into a %s-susceptibility wetland (limit %s)',
+                          h.bounce, h.class, coalesce('+' || h.bounce_max || ' ft', 'none'))
+              END,
+         CASE WHEN h.class IS NULL OR h.bounce > h.bounce_max THEN h.geom END
+  FROM h
+  UNION ALL
+  SELECT '5(d)', 'inundation', 'error', h.permit_id, NULL, h.hydroperiod_id,
+         h.inundation <= h.days_max, h.inundation, h.days_max, 'days',
+         format('10-year inundation period +%s days into a %s-susceptibility wetland '
+                '(limit +%s days)', h.inundation, h.class, h.days_max),
+         CASE WHEN h.inundation > h.days_max THEN h.geom END
+  FROM h WHERE h.class IS NOT NULL
+$$;
+COMMENT ON FUNCTION checks.check_hydroperiod(integer, bigint) IS
+  '5(d): increase of the 10-year bounce and inundation period against the receiving '
+  'wetland''s susceptibility class.';
+
+GRANT EXECUTE ON FUNCTION checks.check_hydroperiod(integer, bigint) TO rulem_etl;

@@ -1,0 +1,68 @@
+-- 240_check_declarations: the recorded declarations a permit needs (5(e), 6, 6(e)(v)).
+-- Idempotent. A declaration counts when recorded (a recording number or date); on public
+-- land a written agreement stands in for the buffer declaration (6). Declarations are a
+-- condition of issuance: missing ones are errors on approved (or expired) permits and
+-- warnings while the permit is undecided.
+--   5(e)    fertilizer_snow          a permit that subdivides, grades or creates impervious
+--                                    surface (the activities of section 5);
+--   6       buffer                   a permit with a buffer or a protected edge;
+--   6(e)(v) buffer_restoration_3yr   a permit whose grading disturbs a buffer (at least
+--                                    area_tolerance_m2 of grading inside a buffer).
+
+CREATE OR REPLACE FUNCTION checks.check_declarations(p_plan_area_id integer,
+                                                     p_permit_id bigint DEFAULT NULL)
+RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
+  WITH site AS MATERIALIZED (
+    SELECT ps.*, bs.edge, bs.buffer,
+           core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2
+    FROM checks.permit_site ps
+    LEFT JOIN checks.buffer_site(p_plan_area_id, p_permit_id) bs USING (permit_id)
+    WHERE ps.plan_area_id = p_plan_area_id
+      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+  ), need AS (
+    SELECT s.permit_id, s.decided, '5(e)' AS paragraph, 'fertilizer_snow' AS kind,
+           'a declaration against phosphorus fertilizer and plowed snow storage' AS what
+    FROM site s
+    WHERE s.involves_subdivision
+       OR EXISTS (SELECT 1 FROM core.grading g
+                  WHERE g.valid_to IS NULL AND g.permit_id = s.permit_id)
+       OR EXISTS (SELECT 1 FROM core.impervious i
+                  WHERE i.valid_to IS NULL AND i.permit_id = s.permit_id
+                    AND i.condition = 'proposed')
+    UNION ALL
+    SELECT s.permit_id, s.decided, '6', 'buffer', 'a buffer declaration (or public-land agreement)'
+    FROM site s
+    WHERE s.edge IS NOT NULL
+       OR EXISTS (SELECT 1 FROM core.buffer b
+                  WHERE b.valid_to IS NULL AND b.permit_id = s.permit_id)
+    UNION ALL
+    SELECT s.permit_id, s.decided, '6(e)(v)', 'buffer_restoration_3yr',
+           'a three-year buffer restoration declaration'
+    FROM site s
+    WHERE s.buffer IS NOT NULL AND (
+      SELECT ST_Area(ST_Intersection(ST_Union(g.geom), s.buffer)) FROM core.grading g
+      WHERE g.valid_to IS NULL AND g.permit_id = s.permit_id AND g.geom && s.buffer
+    ) >= s.tol_m2
+  ), found AS (
+    SELECT n.*, (
+      SELECT count(*) FROM core.declaration d
+      WHERE d.valid_to IS NULL AND d.permit_id = n.permit_id AND d.kind = n.kind
+        AND (d.recording_no IS NOT NULL OR d.recorded_on IS NOT NULL
+             OR (n.kind = 'buffer' AND coalesce(d.public_land_agreement, false)))
+    ) AS recorded
+    FROM need n
+  )
+  SELECT f.paragraph, 'declaration_missing',
+         CASE WHEN f.decided THEN 'error' ELSE 'warning' END,
+         f.permit_id, NULL::bigint, NULL::bigint,
+         f.recorded > 0, f.recorded::numeric, 1::numeric, 'declarations',
+         CASE WHEN f.recorded > 0 THEN format('%s recorded', f.what)
+              WHEN f.decided THEN format('%s is not recorded', f.what)
+              ELSE format('%s is not recorded yet (a condition of issuance)', f.what) END,
+         NULL::geometry
+  FROM found f
+$$;
+COMMENT ON FUNCTION checks.check_declarations(integer, bigint) IS
+  '5(e), 6, 6(e)(v): recorded declarations of each kind a permit needs.';
+
+GRANT EXECUTE ON FUNCTION checks.check_declarations(integer, bigint) TO rulem_etl;

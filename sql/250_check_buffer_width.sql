@@ -1,0 +1,83 @@
+-- 250_check_buffer_width: 6(c) minimum and mean buffer width along the protected edge, from
+-- the transects of 206. One evaluation of each per permit with a protected edge (no edge: not
+-- applicable). The deficit is drawn as polygons: the band of the required width along the
+-- edge, on the upland side and inside the permit's parcels, that the effective buffer does not
+-- cover (for the minimum: the band of buffer_min_width_ft; for the mean: the band of
+-- buffer_avg_width_ft, i.e. what a uniform buffer of the average width would add). Idempotent.
+
+CREATE OR REPLACE FUNCTION checks.buffer_deficit(p_edge geometry, p_wetland geometry,
+                                                 p_parcels geometry, p_effective geometry,
+                                                 p_width_ft numeric,
+                                                 p_tolerance_m2 numeric)
+RETURNS geometry LANGUAGE sql IMMUTABLE SET jit = off AS $$
+  WITH band AS (
+    SELECT ST_Intersection(ST_Buffer(p_edge, p_width_ft::float8 * 0.3048, 'endcap=flat'),
+                           p_parcels) AS g
+  ), upland AS (
+    SELECT CASE WHEN p_wetland IS NULL THEN band.g ELSE ST_Difference(band.g, p_wetland) END
+             AS g FROM band
+  ), short AS (
+    SELECT CASE WHEN p_effective IS NULL THEN upland.g
+                ELSE ST_Difference(upland.g, p_effective) END AS g FROM upland
+  )
+  SELECT ST_Multi(ST_Collect(d.geom))
+  FROM short, ST_Dump(ST_CollectionExtract(short.g, 3)) d
+  WHERE ST_Area(d.geom) >= p_tolerance_m2
+$$;
+COMMENT ON FUNCTION checks.buffer_deficit(geometry, geometry, geometry, geometry, numeric,
+                                          numeric) IS
+  'Polygons of the band of a given width along the protected edge (upland side, inside the '
+  'parcels) not covered by the effective buffer, slivers dropped.';
+
+CREATE OR REPLACE FUNCTION checks.check_buffer_width(p_plan_area_id integer,
+                                                     p_permit_id bigint DEFAULT NULL)
+RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
+  WITH site AS MATERIALIZED (
+    SELECT s.*,
+           core.param_num(p_plan_area_id, 'transect_spacing_ft', s.baseline_on) AS spacing_ft,
+           core.param_num(p_plan_area_id, 'buffer_min_width_ft', s.baseline_on) AS min_ft,
+           core.param_num(p_plan_area_id, 'buffer_avg_width_ft', s.baseline_on) AS avg_ft,
+           core.param_num(p_plan_area_id, 'area_tolerance_m2', s.baseline_on) AS tol_m2
+    FROM checks.buffer_site(p_plan_area_id, p_permit_id) s
+    WHERE s.edge IS NOT NULL
+  ), width AS (
+    SELECT site.permit_id, min(t.width_ft) AS min_w, avg(t.width_ft) AS mean_w,
+           count(*) AS n, count(*) FILTER (WHERE t.width_ft < site.min_ft) AS n_short,
+           round((ST_Length(site.edge) / 0.3048)::numeric) AS edge_ft
+    FROM site
+    CROSS JOIN LATERAL checks.site_transects(site.edge, site.wetland, site.effective,
+                                             site.spacing_ft, site.min_ft) t
+    GROUP BY site.permit_id, site.edge
+  )
+  SELECT '6(c)', 'buffer_min_width', 'error', s.permit_id, NULL::bigint, NULL::bigint,
+         w.min_w >= s.min_ft, w.min_w, s.min_ft, 'ft',
+         CASE WHEN w.min_w >= s.min_ft
+              THEN format('minimum buffer width %s ft along %s ft of protected edge',
+                          round(w.min_w, 1), w.edge_ft)
+              ELSE format('minimum buffer width %s ft < %s ft: %s of %s transects are '
+                          'narrower, along %s ft of protected edge', round(w.min_w, 1),
+                          s.min_ft, w.n_short, w.n, w.edge_ft) END,
+         CASE WHEN w.min_w < s.min_ft
+              THEN checks.buffer_deficit(s.edge, s.wetland, s.parcels, s.effective, s.min_ft,
+                                         s.tol_m2) END
+  FROM site s JOIN width w USING (permit_id)
+  UNION ALL
+  SELECT '6(c)', 'buffer_avg_width', 'error', s.permit_id, NULL, NULL,
+         w.mean_w >= s.avg_ft, round(w.mean_w, 2), s.avg_ft, 'ft',
+         CASE WHEN w.mean_w >= s.avg_ft
+              THEN format('mean buffer width %s ft over %s transects', round(w.mean_w, 2),
+                          w.n)
+              ELSE format('mean buffer width %s ft < %s ft over %s transects along %s ft of '
+                          'protected edge', round(w.mean_w, 2), s.avg_ft, w.n, w.edge_ft) END,
+         CASE WHEN w.mean_w < s.avg_ft
+              THEN checks.buffer_deficit(s.edge, s.wetland, s.parcels, s.effective, s.avg_ft,
+                                         s.tol_m2) END
+  FROM site s JOIN width w USING (permit_id)
+$$;
+COMMENT ON FUNCTION checks.check_buffer_width(integer, bigint) IS
+  '6(c): minimum and mean transect width of the effective buffer along each permit''s '
+  'protected edge, with the deficit as polygons.';
+
+GRANT EXECUTE ON FUNCTION
+  checks.buffer_deficit(geometry, geometry, geometry, geometry, numeric, numeric),
+  checks.check_buffer_width(integer, bigint) TO rulem_etl;

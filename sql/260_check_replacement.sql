@@ -1,0 +1,137 @@
+-- 260_check_replacement: location and type of wetland replacement and heritage communities
+-- (7(c)). Idempotent. Ranks compare through core.heritage_rank (1 = A, best); "heritage_threshold
+-- or better" is ordinal <= the threshold's ordinal. Each impact or replacement feature is one
+-- evaluation; parts under area_tolerance_m2 pass.
+--   7(c)(i)   heritage_wetland_impact      impact inside a heritage wetland community;
+--   7(c)(ii)  heritage_upland_excavation   wetland replacement inside heritage upland;
+--   7(c)      replacement_outside_plan_area  any replacement feature outside the CWMP area;
+--   7(c)      replacement_outside_figure5    wetland replacement outside every Figure 5 area
+--                                            (a warning: Figure 5 is what replacement "best
+--                                            conforms" to, not a hard limit);
+--   7(c)      replacement_type_figure5       wetland replacement with a planned type inside a
+--                                            Figure 5 area planned for another type (warning).
+-- District projects (replacement without a permit) are checked in plan-wide runs, with no
+-- permit, their parameters as of their status date.
+
+CREATE OR REPLACE FUNCTION checks.heritage_ranked(p_plan_area_id integer, p_on date,
+                                                  p_kind text, p_near geometry)
+RETURNS geometry LANGUAGE sql STABLE SET jit = off AS $$
+  SELECT ST_Union(h.geom) FROM core.heritage_area h
+  JOIN core.heritage_rank r ON r.rank = h.rank
+  WHERE h.valid_to IS NULL AND h.plan_area_id = p_plan_area_id AND h.community_kind = p_kind
+    AND h.geom && p_near
+    AND r.ordinal <= (SELECT t.ordinal FROM core.heritage_rank t
+                      WHERE t.rank = core.param_text(p_plan_area_id, 'heritage_threshold', p_on))
+$$;
+COMMENT ON FUNCTION checks.heritage_ranked(integer, date, text, geometry) IS
+  'Union of the heritage communities of a kind (wetland, upland) ranked heritage_threshold or '
+  'better near a geometry.';
+
+CREATE OR REPLACE FUNCTION checks.check_replacement(p_plan_area_id integer,
+                                                    p_permit_id bigint DEFAULT NULL)
+RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
+  WITH impact AS (
+    SELECT ps.permit_id, i.impact_id, i.kind, i.geom,
+           core.param_text(p_plan_area_id, 'heritage_threshold', ps.baseline_on) AS threshold,
+           core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2,
+           checks.heritage_ranked(p_plan_area_id, ps.baseline_on, 'wetland', i.geom) AS heritage
+    FROM checks.permit_site ps
+    JOIN core.impact i ON i.permit_id = ps.permit_id AND i.valid_to IS NULL
+    WHERE ps.plan_area_id = p_plan_area_id
+      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+  ), repl AS (
+    SELECT r.permit_id, r.replacement_id, r.component, r.planned_type, r.geom, x.on_date,
+           core.param_text(p_plan_area_id, 'heritage_threshold', x.on_date) AS threshold,
+           core.param_num(p_plan_area_id, 'area_tolerance_m2', x.on_date) AS tol_m2
+    FROM core.replacement r
+    LEFT JOIN checks.permit_site ps ON ps.permit_id = r.permit_id
+    CROSS JOIN LATERAL (SELECT coalesce(ps.baseline_on, r.status_on, current_date) AS on_date) x
+    WHERE r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
+      AND (ps.permit_id IS NOT NULL OR (r.permit_id IS NULL AND p_permit_id IS NULL))
+      AND (p_permit_id IS NULL OR r.permit_id = p_permit_id)
+  ), heritage_impact AS (
+    SELECT i.*, ST_CollectionExtract(ST_Intersection(i.geom, i.heritage), 3) AS part
+    FROM impact i
+  ), heritage_upland AS (
+    SELECT r.*, ST_CollectionExtract(ST_Intersection(r.geom, checks.heritage_ranked(
+             p_plan_area_id, r.on_date, 'upland', r.geom)), 3) AS part
+    FROM repl r WHERE r.component = 'wetland'
+  ), outside_plan AS (
+    SELECT r.*, ST_CollectionExtract(ST_Difference(
+             r.geom, checks.plan_boundary(p_plan_area_id)), 3) AS part
+    FROM repl r
+  ), outside_figure5 AS (
+    SELECT r.*, CASE WHEN f.geom IS NULL THEN r.geom
+                     ELSE ST_CollectionExtract(ST_Difference(r.geom, f.geom), 3) END AS part
+    FROM repl r
+    CROSS JOIN LATERAL (
+      SELECT ST_Union(f.geom) AS geom FROM core.figure5_area f
+      WHERE f.valid_to IS NULL AND f.plan_area_id = p_plan_area_id AND f.geom && r.geom) f
+    WHERE r.component = 'wetland'
+  ), other_type AS (
+    SELECT r.*, ST_CollectionExtract(ST_Intersection(r.geom, f.geom), 3) AS part, f.types
+    FROM repl r
+    CROSS JOIN LATERAL (
+      SELECT ST_Union(f.geom) AS geom, string_agg(DISTINCT f.planned_type, ', ') AS types
+      FROM core.figure5_area f
+      WHERE f.valid_to IS NULL AND f.plan_area_id = p_plan_area_id AND f.geom && r.geom
+        AND f.planned_type IS NOT NULL AND f.planned_type <> r.planned_type) f
+    WHERE r.component = 'wetland' AND r.planned_type IS NOT NULL
+  )
+  SELECT '7(c)(i)', 'heritage_wetland_impact', 'error', h.permit_id, NULL::bigint, h.impact_id,
+         ok, a.acres, 0::numeric, 'acres',
+         CASE WHEN ok THEN format('%s outside wetland communities ranked %s or better', h.kind,
+                                  h.threshold)
+              ELSE format('%s of %s acres in a wetland community ranked %s or better', h.kind,
+                          a.acres, h.threshold) END,
+         CASE WHEN NOT ok THEN h.part END
+  FROM heritage_impact h
+  CROSS JOIN LATERAL (SELECT round(coalesce(core.acres(h.part), 0), 4) AS acres,
+                             coalesce(ST_Area(h.part), 0) < h.tol_m2 AS ok) a
+  UNION ALL
+  SELECT '7(c)(ii)', 'heritage_upland_excavation', 'error', h.permit_id, NULL, h.replacement_id,
+         ok, a.acres, 0::numeric, 'acres',
+         CASE WHEN ok THEN format('replacement outside upland ranked %s or better', h.threshold)
+              ELSE format('replacement excavates %s acres of upland ranked %s or better',
+                          a.acres, h.threshold) END,
+         CASE WHEN NOT ok THEN h.part END
+  FROM heritage_upland h
+  CROSS JOIN LATERAL (SELECT round(coalesce(core.acres(h.part), 0), 4) AS acres,
+                             coalesce(ST_Area(h.part), 0) < h.tol_m2 AS ok) a
+  UNION ALL
+  SELECT '7(c)', 'replacement_outside_plan_area', 'error', o.permit_id, NULL, o.replacement_id,
+         ok, a.acres, 0::numeric, 'acres',
+         CASE WHEN ok THEN format('%s replacement inside the CWMP area', o.component)
+              ELSE format('%s acres of %s replacement outside the CWMP area', a.acres,
+                          o.component) END,
+         CASE WHEN NOT ok THEN o.part END
+  FROM outside_plan o
+  CROSS JOIN LATERAL (SELECT round(coalesce(core.acres(o.part), 0), 4) AS acres,
+                             coalesce(ST_Area(o.part), 0) < o.tol_m2 AS ok) a
+  UNION ALL
+  SELECT '7(c)', 'replacement_outside_figure5', 'warning', o.permit_id, NULL, o.replacement_id,
+         ok, a.acres, 0::numeric, 'acres',
+         CASE WHEN ok THEN 'replacement inside Figure 5 areas'
+              ELSE format('%s acres of replacement outside the CWMP Figure 5 areas', a.acres)
+              END,
+         CASE WHEN NOT ok THEN o.part END
+  FROM outside_figure5 o
+  CROSS JOIN LATERAL (SELECT round(coalesce(core.acres(o.part), 0), 4) AS acres,
+                             coalesce(ST_Area(o.part), 0) < o.tol_m2 AS ok) a
+  UNION ALL
+  SELECT '7(c)', 'replacement_type_figure5', 'warning', t.permit_id, NULL, t.replacement_id,
+         ok, a.acres, 0::numeric, 'acres',
+         CASE WHEN ok THEN format('type %s conforms to Figure 5', t.planned_type)
+              ELSE format('%s acres of type %s replacement in Figure 5 areas planned for type %s',
+                          a.acres, t.planned_type, t.types) END,
+         CASE WHEN NOT ok THEN t.part END
+  FROM other_type t
+  CROSS JOIN LATERAL (SELECT round(coalesce(core.acres(t.part), 0), 4) AS acres,
+                             coalesce(ST_Area(t.part), 0) < t.tol_m2 AS ok) a
+$$;
+COMMENT ON FUNCTION checks.check_replacement(integer, bigint) IS
+  '7(c): impacts on ranked heritage wetland, replacement in ranked heritage upland, outside '
+  'the CWMP area, outside Figure 5 areas or of another type than Figure 5 plans there.';
+
+GRANT EXECUTE ON FUNCTION checks.heritage_ranked(integer, date, text, geometry),
+  checks.check_replacement(integer, bigint) TO rulem_etl;
