@@ -44,7 +44,9 @@ def ingest_item(url: str, plan_area: str, item: InboxItem) -> IngestOutcome:
         result = ingest_mod.ingest(
             url, item.layer or "", item.path, crs=opts.get("crs"), mapping=opts.get("mapping"),
             permit=opts.get("permit"), study_area=opts.get("study_area"),
-            skip_bad_features=bool(opts.get("skip_bad_features", False)), plan_area=plan_area)
+            skip_bad_features=bool(opts.get("skip_bad_features", False)),
+            source_layer=opts.get("source_layer"), records=bool(opts.get("records", False)),
+            delineation=opts.get("delineation"), plan_area=plan_area)
     except Exception as exc:
         if is_transient(exc):
             raise

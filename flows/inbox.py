@@ -8,6 +8,10 @@ anywhere in the inbox with a small manifest beside the file, `<file>.ingest.json
      "study_area": "smith_study_area.gpkg", "mapping": "smith_fields.json",
      "skip_bad_features": false}
 
+(also "source_layer" for a multi-layer file, "records": true for a file of delineation
+records, "delineation" for the number of a delineation to revise: the options of
+`rulem-db ingest`, docs/ingest.md).
+
 Files the manifest names (study area, mapping) travel with their file. A shapefile is its .shp
 with the companion files of the same name; a File Geodatabase folder (`*.gdb`) is one item.
 Hidden files, README files, partial downloads (`.part`, `.tmp`, `.crdownload`) and files
@@ -32,7 +36,8 @@ from typing import Any
 from rulem_db.layers import BY_NAME, LAYERS
 
 SIDECAR_SUFFIX = ".ingest.json"
-SIDECAR_KEYS = ("layer", "crs", "mapping", "permit", "study_area", "skip_bad_features")
+SIDECAR_KEYS = ("layer", "crs", "mapping", "permit", "study_area", "skip_bad_features",
+                "source_layer", "records", "delineation")
 SHAPEFILE_COMPANIONS = (".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx", ".shp.xml",
                         ".qmd", ".fix", ".aih", ".ain", ".atx")
 PARTIAL_SUFFIXES = (".part", ".partial", ".tmp", ".crdownload", ".download", ".lock")

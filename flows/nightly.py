@@ -74,10 +74,13 @@ class RunSummary:
 
     def lines(self) -> list[str]:
         """The summary as a person reads it on a terminal."""
-        since = f"run {self.previous_run_id}" if self.previous_run_id else "the first run"
-        head = (f"run {self.run_id} ({self.plan_area}): {self.status}; "
-                + (f"changes since {since}" if self.changed else
-                   f"nothing changed since {since}"))
+        if not self.previous_run_id:
+            change = "first run (nothing to compare with)"
+        elif self.changed:
+            change = f"changes since run {self.previous_run_id}"
+        else:
+            change = f"nothing changed since run {self.previous_run_id}"
+        head = f"run {self.run_id} ({self.plan_area}): {self.status}; {change}"
         out = [head]
         if self.files:
             out.append(f"  inbox: {self.files_loaded} loaded, {self.files_duplicate} already "

@@ -30,7 +30,9 @@ p.note { color: #555; font-size: 12px; }
 table { border-collapse: collapse; font-size: 12.5px; margin: 4px 0 10px 0; }
 th, td { border: 1px solid #d0d0d0; padding: 3px 7px; vertical-align: top; }
 th { background: #f0f2f0; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td { white-space: nowrap; }
+td:last-child { white-space: normal; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.total td { font-weight: 600; background: #f7f7f7; }
 .status { font-weight: 600; padding: 0 5px; border-radius: 3px; }
 .s-deficit { background: #d7301f; color: #fff; }

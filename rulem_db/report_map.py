@@ -96,7 +96,7 @@ def balance_map(parcels: gpd.GeoDataFrame, findings: gpd.GeoDataFrame | None,
         _scale_bar(ax)
         fig.tight_layout()
         buf = io.BytesIO()
-        fig.savefig(buf, format="png")
+        fig.savefig(buf, format="png", bbox_inches="tight", pad_inches=0.15)
         return buf.getvalue()
     finally:
         plt.close(fig)
@@ -111,8 +111,10 @@ def _scale_bar(ax) -> None:
         return
     length = next(v for v in (10_000, 5_000, 2_000, 1_000, 500, 200, 100, 50, 20, 10, 5, 1)
                   if v <= width / 4 or v == 1)
-    bx, by = x0 + width * 0.03, y0 + (y1 - y0) * 0.03
+    height = y1 - y0
+    ax.set_ylim(y0 - height * 0.08, y1)  # room below the data, so nothing hides the bar
+    bx, by = x0, y0 - height * 0.06
     ax.plot([bx, bx + length], [by, by], color="black", linewidth=3, zorder=8)
     label = f"{length / 1000:g} km" if length >= 1000 else f"{length} m"
-    ax.text(bx + length / 2, by + (y1 - y0) * 0.012, label, ha="center", va="bottom",
-            fontsize=8, zorder=8)
+    ax.text(bx + length + width * 0.01, by, label, ha="left", va="center", fontsize=8,
+            zorder=8)

@@ -21,6 +21,7 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import geopandas as gpd
 import pandas as pd
@@ -31,6 +32,8 @@ from rulem_db import report_html as h
 from rulem_db.report_map import balance_map
 
 MAX_ROWS = 400  # long lists are cut in the page; the CSV and the GeoPackage hold them all
+TZ = "America/Chicago"  # the District's clock: folder names and times in the page
+UNIT_PLACES = {"acres": 4, "ft": 2, "ft3": 0, "days": 1, "triggers": 0, "declarations": 0}
 
 PARCEL_COLUMNS = ("parcel_id", "pin", "impact_acres", "required_acres", "credit_acres",
                   "credit_proposed_acres", "credit_constructed_acres", "credit_hosted_acres",
@@ -115,8 +118,12 @@ def _read(conn: sa.Connection, run_id: int) -> _Data:
 
 def folder_for(reports: Path, run: dict[str, Any]) -> Path:
     """`<reports>/<date>-run-<id>`: sorted by date, unique by run."""
-    day = run["started_at"].astimezone().date().isoformat()
+    day = _local(run["started_at"]).date().isoformat()
     return Path(reports) / f"{day}-run-{run['run_id']}"
+
+
+def _local(when: dt.datetime) -> dt.datetime:
+    return when.astimezone(ZoneInfo(TZ))
 
 
 def write_run_report(url: str, run_id: int, reports: Path, status: str,
@@ -135,9 +142,10 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
     changes_png = None
     if changed_ids:
         changes_png = folder / "changes_map.png"
+        since = (f"since run {data.run['previous_run_id']}" if data.run["previous_run_id"]
+                 else "(first run: every parcel with a balance)")
         changes_png.write_bytes(balance_map(
-            data.parcels, None, data.outline,
-            f"Parcels whose balance changed since run {data.run['previous_run_id'] or '-'}",
+            data.parcels, None, data.outline, f"Parcels whose balance changed {since}",
             highlight=changed_ids))
     parcel_csv = _write_parcel_csv(folder / "parcel_balance.csv", data.parcels, changed_ids)
     gpkg = _write_findings_gpkg(folder / "findings.gpkg", data.finding_geo)
@@ -197,7 +205,7 @@ def _headline(data: _Data, status: str) -> str:
     if status == "failed":
         return f'<div class="headline failed">The run failed: {h.esc(run["message"])}</div>'
     prev = data.previous
-    since = (f"run {prev['run_id']} ({h.fmt(prev['started_at'].astimezone())})" if prev
+    since = (f"run {prev['run_id']} ({h.fmt(_local(prev['started_at']))})" if prev
              else "the start (this is the first run)")
     if not run["changed"]:
         return (f'<div class="headline same">Nothing changed since {h.esc(since)}: no file '
@@ -205,6 +213,8 @@ def _headline(data: _Data, status: str) -> str:
     parts = [
         f"{run['files_loaded'] or 0} file(s) loaded",
         f"{run['files_quarantined'] or 0} quarantined",
+    ] if run["inbox"] else []
+    parts += [
         f"{run['entries_posted'] or 0} ledger entries posted",
         f"{run['findings_new'] or 0} new finding(s)",
         f"{run['findings_resolved'] or 0} resolved",
@@ -216,8 +226,8 @@ def _headline(data: _Data, status: str) -> str:
 
 def _run_facts(data: _Data, status: str, message: str) -> str:
     run = data.run
-    finished = dt.datetime.now(dt.UTC).astimezone()
-    started = run["started_at"].astimezone()
+    finished = _local(dt.datetime.now(dt.UTC))
+    started = _local(run["started_at"])
     return h.key_values([
         ("status", status),
         ("run", run["run_id"]),
@@ -247,9 +257,17 @@ def _plan_table(data: _Data) -> str:
                    status_columns=())
 
 
+def _measure(value: Any, unit: str | None) -> str:
+    """A measured value or limit to the precision its unit is read in."""
+    if value is None:
+        return ""
+    return f"{value:,.{UNIT_PLACES.get(unit or '', 4)}f}"
+
+
 def _finding_rows(rows: list[dict[str, Any]]) -> list[tuple]:
     return [(r["permit_no"], r["paragraph"], r["check_code"], r["severity"], r["pin"],
-             r["measured_value"], r["limit_value"], r["unit"], r["message"])
+             _measure(r["measured_value"], r["unit"]), _measure(r["limit_value"], r["unit"]),
+             r["unit"], r["message"])
             for r in rows[:MAX_ROWS]]
 
 
@@ -260,12 +278,15 @@ FINDING_HEAD = ("permit", "paragraph", "check", "severity", "parcel", "measured"
 def _changes(data: _Data) -> str:
     new = [r for r in data.finding_changes if r["change"] == "new"]
     gone = [r for r in data.finding_changes if r["change"] == "resolved"]
+    moved = [r for r in data.finding_changes if r["change"] == "changed"]
     parcels = [(r["pin"], r["status_before"], r["status_after"], r["balance_before"],
                 r["balance_after"], r["balance_change"]) for r in data.parcel_changes]
     out = [f"<h3>New findings ({len(new)})</h3>",
            h.table(FINDING_HEAD, _finding_rows(new), status_columns=("severity",)),
            f"<h3>Resolved findings ({len(gone)})</h3>",
            h.table(FINDING_HEAD, _finding_rows(gone), status_columns=("severity",)),
+           f"<h3>Findings whose measure changed ({len(moved)})</h3>",
+           h.table(FINDING_HEAD, _finding_rows(moved), status_columns=("severity",)),
            f"<h3>Parcels whose balance changed ({len(parcels)})</h3>",
            h.table(("parcel", "status before", "status after", "balance before (ac)",
                     "balance after (ac)", "change (ac)"), parcels[:MAX_ROWS],
@@ -322,7 +343,7 @@ def _balances(data: _Data) -> str:
 def _html(data: _Data, status: str, message: str, title: str, balance_png: Path,
           changes_png: Path | None) -> str:
     run = data.run
-    day = run["started_at"].astimezone().date().isoformat()
+    day = _local(run["started_at"]).date().isoformat()
     body = [
         _headline(data, status),
         '<div class="grid"><div>', "<h2>Run</h2>", _run_facts(data, status, message),
@@ -341,10 +362,11 @@ def _html(data: _Data, status: str, message: str, title: str, balance_png: Path,
         "<h2>Balances now</h2>", _balances(data),
         "<h2>Findings now</h2>", _findings_now(data),
         "<h2>Files of this report</h2>",
-        '<p class="note"><code>parcel_balance.csv</code> (every parcel), '
-        "<code>findings.gpkg</code> (findings with geometry, for QGIS), "
-        "<code>balance_map.png</code>. In the database: <code>SELECT * FROM "
-        f"pub.reconciliation_run WHERE run_id = {run['run_id']}</code>.</p>",
+        '<p class="note">Beside this page: <a href="parcel_balance.csv">parcel_balance.csv'
+        '</a> (every parcel), <a href="findings.gpkg">findings.gpkg</a> (findings with '
+        'geometry, for QGIS), <a href="balance_map.png">balance_map.png</a>. In the database: '
+        f"<code>SELECT * FROM pub.reconciliation_run WHERE run_id = {run['run_id']}</code>."
+        "</p>",
     ]
     return h.page(title, f"Run {run['run_id']} of {day}, plan area {run['plan_code']}",
                   "".join(body))

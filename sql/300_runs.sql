@@ -155,7 +155,8 @@ BEGIN
   INSERT INTO ops.run_finding (run_id, finding_key, finding_id, paragraph, check_code, severity,
                                permit_no, pin, measured_value, limit_value, unit, message)
   SELECT p_run_id,
-         concat_ws('|', k.paragraph, k.check_code, k.permit_no, k.pin, k.feature_id,
+         concat_ws('|', k.paragraph, k.check_code, coalesce(k.permit_no, '-'),
+                   coalesce(k.pin, '-'), coalesce(k.feature_id::text, '-'),
                    row_number() OVER (PARTITION BY k.paragraph, k.check_code, k.permit_no,
                                                    k.pin, k.feature_id
                                       ORDER BY k.x, k.y, k.measured_value, k.message,
@@ -163,8 +164,8 @@ BEGIN
          k.finding_id, k.paragraph, k.check_code, k.severity, k.permit_no, k.pin,
          k.measured_value, k.limit_value, k.unit, k.message
   FROM (SELECT fi.finding_id, fi.paragraph, fi.check_code, fi.severity,
-               coalesce(pf.feature_key, '-') AS permit_no, coalesce(cf.feature_key, '-') AS pin,
-               coalesce(fi.feature_id::text, '-') AS feature_id, fi.measured_value,
+               pf.feature_key AS permit_no, cf.feature_key AS pin, fi.feature_id,
+               fi.measured_value,
                fi.limit_value, fi.unit, fi.message,
                round(ST_XMin(fi.geom)::numeric, 1) AS x, round(ST_YMin(fi.geom)::numeric, 1) AS y
         FROM checks.finding fi
@@ -191,11 +192,21 @@ LANGUAGE sql STABLE AS $$
   SELECT 'resolved', p.finding_key, p.paragraph, p.check_code, p.severity, p.permit_no, p.pin,
          p.measured_value, p.limit_value, p.unit, p.message
   FROM prev p WHERE NOT EXISTS (SELECT 1 FROM cur c WHERE c.finding_key = p.finding_key)
+  UNION ALL
+  SELECT 'changed', c.finding_key, c.paragraph, c.check_code, c.severity, c.permit_no, c.pin,
+         c.measured_value, c.limit_value, c.unit,
+         c.message || ' (was: ' || coalesce(p.measured_value::text, '-') || ' '
+           || coalesce(p.unit, '') || ', limit ' || coalesce(p.limit_value::text, '-') || ')'
+  FROM cur c JOIN prev p ON p.finding_key = c.finding_key
+  WHERE c.measured_value IS DISTINCT FROM p.measured_value
+     OR c.limit_value IS DISTINCT FROM p.limit_value OR c.severity IS DISTINCT FROM p.severity
   ORDER BY 1, 6, 3, 4, 2
 $$;
 COMMENT ON FUNCTION ops.run_finding_change(bigint) IS
-  'Findings of a run that the previous completed run did not have (new) and findings of the '
-  'previous run that are gone (resolved). With no previous run every finding is new.';
+  'Findings of a run that the previous completed run did not have (new), findings of the '
+  'previous run that are gone (resolved), and findings of both whose measured value, limit or '
+  'severity changed (changed; the message says what it was). With no previous run every '
+  'finding is new.';
 
 CREATE OR REPLACE FUNCTION ops.run_parcel_change(p_run_id bigint)
 RETURNS TABLE (parcel_id bigint, pin text, status_before text, status_after text,
