@@ -158,6 +158,8 @@ class _Ingest:
                     with conn.begin():
                         return self._in_transaction(conn, src, plans, sha)
                 except sa.exc.DBAPIError as exc:
+                    if not _refusal_from_database(exc):
+                        raise  # a bug or a lost connection, not a property of the file
                     raise self._database_error(exc) from None
         finally:
             self.progress.close()
@@ -468,6 +470,13 @@ class _Ingest:
                 f"(PostGIS: {first}); check the CRS it declares, or give the right one with "
                 "--crs", field="geometry")])
         return IngestRefused(self.file, [Problem(self.file, first)])
+
+
+def _refusal_from_database(exc: sa.exc.DBAPIError) -> bool:
+    """Whether the database refused the file's content (a data, integrity or rule error
+    raised by a constraint or trigger) rather than failing (a bug, a lost connection)."""
+    code = getattr(getattr(exc, "orig", None), "pgcode", None) or ""
+    return code[:2] in ("22", "23", "P0") or (code == "XX000" and "transform" in str(exc))
 
 
 def _checks(layer: Layer, delivered: set[str]) -> list[dict[str, str]]:

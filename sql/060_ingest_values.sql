@@ -239,7 +239,8 @@ BEGIN
     RETURN;
   END IF;
   source_type := GeometryType(g);
-  curved := ST_HasArc(g);
+  curved := ST_HasArc(g) OR source_type IN ('CIRCULARSTRING', 'COMPOUNDCURVE', 'CURVEPOLYGON',
+                                            'MULTICURVE', 'MULTISURFACE');
   zm := ST_Zmflag(g) > 0;
   flat := g;
   IF curved THEN

@@ -227,7 +227,8 @@ BEGIN
   IF cardinality(pairs) > 0 THEN
     attrs := attrs || format('jsonb_build_object(%s)', array_to_string(pairs, ', '));
   END IF;
-  l1 := l1 || (coalesce(array_to_string(attrs, ' || '), '''{}''::jsonb') || ' AS _attrs');
+  l1 := l1 || (coalesce(nullif(array_to_string(attrs, ' || '), ''), '''{}''::jsonb')
+               || ' AS _attrs');
   key_sql := CASE
     WHEN p_spec -> 'key' ->> 'col' IS NOT NULL
       THEN format('nullif(btrim(s.%I::text), %L)', p_spec -> 'key' ->> 'col', '')
@@ -298,6 +299,14 @@ BEGIN
     END IF;
     l2 := l2 || format('%s AS %I', ops.ingest_typed_sql(c), c ->> 'name');
   END LOOP;
+
+  -- An owner the file does not deliver (a ditch without a permit) is NULL for every feature.
+  IF owner_col IS NOT NULL AND NOT EXISTS (
+      SELECT 1 FROM jsonb_array_elements(p_spec -> 'columns') x
+      WHERE x ->> 'name' = owner_col AND ops.ingest_delivered(x)) THEN
+    l2 := l2 || format('NULL::bigint AS %I', owner_col) || format('NULL::text AS %I',
+                                                                   '_v_' || owner_col);
+  END IF;
 
   -- Level 3: the feature key, unique per layer and plan area: the natural key of the layer,
   -- or the file's key prefixed with its owner's key ('24-017/I-001', 'D-2019-01/W-001').
