@@ -19,8 +19,8 @@ DROP VIEW IF EXISTS pub.finding, pub.permit_compliance, pub.buffer_transect,
 CREATE VIEW pub.finding AS
 SELECT f.finding_id, f.run_id, r.finished_at AS checked_at, f.plan_area_id,
        pa.code AS plan_area, f.permit_id, p.permit_no, f.parcel_id, pc.pin AS parcel_pin,
-       f.paragraph, f.check_code, f.severity, c.title, f.measured_value, f.limit_value, f.unit,
-       f.message, f.feature_id, ft.layer AS feature_layer, f.geom
+       f.paragraph, f.check_code, c.sort_order, f.severity, c.title, f.measured_value,
+       f.limit_value, f.unit, f.message, f.feature_id, ft.layer AS feature_layer, f.geom
 FROM checks.finding f
 JOIN checks.run r ON r.run_id = f.run_id
 JOIN checks.rule_check c ON c.paragraph = f.paragraph AND c.check_code = f.check_code
@@ -49,6 +49,7 @@ COMMENT ON COLUMN pub.finding.parcel_id IS 'Parcel concerned, when the check is 
 COMMENT ON COLUMN pub.finding.parcel_pin IS 'PIN of that parcel as delivered.';
 COMMENT ON COLUMN pub.finding.paragraph IS 'Rule M paragraph, e.g. 6(c).';
 COMMENT ON COLUMN pub.finding.check_code IS 'Short code of the check, e.g. buffer_min_width.';
+COMMENT ON COLUMN pub.finding.sort_order IS 'Order of the check (the rule''s order).';
 COMMENT ON COLUMN pub.finding.severity IS 'error, warning or info.';
 COMMENT ON COLUMN pub.finding.title IS 'What the rule requires.';
 COMMENT ON COLUMN pub.finding.measured_value IS 'Measured value (see unit).';

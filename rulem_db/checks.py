@@ -1,0 +1,146 @@
+"""The rule checks' Python API: run them for a plan area (or one permit) and read what they
+found.
+
+Why so little here: the database is the engine. Every check is a SQL function (sql/200-299,
+docs/checks.md) and `checks.run_checks` records the run, the findings and an outcome per permit
+and check; this module resolves names (plan area code, permit number) to ids, calls it, and
+reads `pub.finding` back. The CLI (`rulem-db check`), the flows and the demo call it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from rulem_db import db as dbmod
+
+
+class CheckError(Exception):
+    """A request the checks cannot serve as asked (unknown permit, no plan boundary, ...)."""
+
+
+@dataclass
+class CheckSummary:
+    """What a check run did: its runs (one per plan area) and what they found."""
+
+    run_ids: list[int] = field(default_factory=list)
+    plan_areas: list[str] = field(default_factory=list)
+    permits: int = 0
+    findings: int = 0
+    errors: int = 0
+    warnings: int = 0
+    seconds: float = 0.0
+
+    @property
+    def run_id(self) -> int | None:
+        """The run, when one plan area was checked."""
+        return self.run_ids[0] if len(self.run_ids) == 1 else None
+
+    def __str__(self) -> str:
+        runs = ", ".join(str(r) for r in self.run_ids)
+        return (f"run {runs}: {self.permits} permits checked, {self.findings} findings "
+                f"({self.errors} errors, {self.warnings} warnings) in {self.seconds:.2f} s")
+
+
+@contextmanager
+def _connection(url_or_conn: str | sa.Connection) -> Iterator[sa.Connection]:
+    """The caller's connection as is (its transaction decides), or a new one that commits."""
+    if isinstance(url_or_conn, sa.Connection):
+        yield url_or_conn
+    else:
+        with dbmod.connect(url_or_conn) as conn:
+            yield conn
+
+
+def _plan_areas(conn: sa.Connection, plan_area: str | None) -> list[tuple[int, str]]:
+    """The plan areas to check: the one named, else every one with a CWMP boundary."""
+    if plan_area is not None:
+        row = conn.execute(sa.text("SELECT plan_area_id, code FROM core.plan_area "
+                                   "WHERE code = :c"), {"c": plan_area}).first()
+        if row is None:
+            raise CheckError(f"unknown plan area {plan_area!r}: see rulem-db db status")
+        return [(row.plan_area_id, row.code)]
+    rows = conn.execute(sa.text(
+        "SELECT pa.plan_area_id, pa.code FROM core.plan_area pa WHERE EXISTS ("
+        "SELECT 1 FROM core.cwmp_area c WHERE c.plan_area_id = pa.plan_area_id "
+        "AND c.valid_to IS NULL) ORDER BY pa.plan_area_id")).all()
+    if not rows:
+        raise CheckError("no plan area has a CWMP area boundary: ingest the cwmp_area layer "
+                         "first (rulem-db ingest cwmp_area FILE)")
+    return [(r.plan_area_id, r.code) for r in rows]
+
+
+def _permit(conn: sa.Connection, permit_no: str,
+            areas: list[tuple[int, str]]) -> tuple[int, int]:
+    """(plan_area_id, permit_id) of a current permit, searched in the given plan areas."""
+    rows = conn.execute(sa.text(
+        "SELECT p.plan_area_id, p.permit_id FROM core.permit p "
+        "WHERE p.permit_no = :n AND p.valid_to IS NULL AND p.plan_area_id = ANY(:pa)"),
+        {"n": permit_no, "pa": [a for a, _ in areas]}).all()
+    if not rows:
+        raise CheckError(f"no current permit {permit_no!r}"
+                         + (f" in plan area {areas[0][1]}" if len(areas) == 1 else ""))
+    if len(rows) > 1:
+        raise CheckError(f"permit {permit_no!r} exists in {len(rows)} plan areas: name one "
+                         f"with --plan-area")
+    return rows[0].plan_area_id, rows[0].permit_id
+
+
+def run_checks(url_or_conn: str | sa.Connection, permit_no: str | None = None,
+               plan_area: str | None = None) -> CheckSummary:
+    """Run every Rule M check and record the run(s).
+
+    Every plan area with a CWMP boundary (or the one named), every permit (or the one named).
+    With a URL the run commits on its own; with a connection it joins the caller's
+    transaction.
+    """
+    started = time.perf_counter()
+    summary = CheckSummary()
+    with _connection(url_or_conn) as conn:
+        areas = _plan_areas(conn, plan_area)
+        targets: list[tuple[int, int | None]] = [(a, None) for a, _ in areas]
+        if permit_no is not None:
+            pa, pid = _permit(conn, permit_no, areas)
+            targets = [(pa, pid)]
+            areas = [a for a in areas if a[0] == pa]
+        for pa, pid in targets:
+            try:
+                with conn.begin_nested():
+                    run_id = conn.execute(sa.text("SELECT checks.run_checks(:pa, :p)"),
+                                          {"pa": pa, "p": pid}).scalar_one()
+            except sa.exc.DBAPIError as exc:
+                message = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
+                raise CheckError(message) from exc
+            row = conn.execute(sa.text(
+                "SELECT permit_count, finding_count, error_count, warning_count "
+                "FROM checks.run WHERE run_id = :r"), {"r": run_id}).one()
+            summary.run_ids.append(run_id)
+            summary.permits += row.permit_count or 0
+            summary.findings += row.finding_count or 0
+            summary.errors += row.error_count or 0
+            summary.warnings += row.warning_count or 0
+        summary.plan_areas = [code for _, code in areas]
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+FINDING_COLUMNS = ("plan_area", "permit_no", "paragraph", "check_code", "severity",
+                   "measured_value", "limit_value", "unit", "parcel_pin", "message")
+
+
+def findings(url_or_conn: str | sa.Connection, permit_no: str | None = None,
+             plan_area: str | None = None) -> list[dict[str, Any]]:
+    """Current findings (pub.finding), by permit and then in the rule's order."""
+    with _connection(url_or_conn) as conn:
+        rows = conn.execute(sa.text(
+            f"SELECT {', '.join('f.' + c for c in FINDING_COLUMNS)} FROM pub.finding f "
+            "WHERE (CAST(:n AS text) IS NULL OR f.permit_no = :n) "
+            "AND (CAST(:pa AS text) IS NULL OR f.plan_area = :pa) "
+            "ORDER BY f.plan_area, f.permit_no NULLS LAST, f.sort_order, f.parcel_pin, "
+            "f.finding_id"), {"n": permit_no, "pa": plan_area}).mappings().all()
+    return [dict(r) for r in rows]

@@ -1,0 +1,171 @@
+"""The check runner and what it publishes: a run records the failures as findings and an
+outcome for every permit and check; the published views show the current run; staff read
+them and nothing else; the Python API and `rulem-db check` print them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sqlalchemy as sa
+from checks_scenarios import (  # noqa: F401  (the fixtures)
+    Site,
+    checks_engine_fixture,
+    rect,
+    site_fixture,
+)
+
+from rulem_db import checks, cli
+
+
+def run(site: Site, permit_id: int | None = None) -> int:
+    return site.conn.execute(sa.text("SELECT checks.run_checks(1, :p)"),
+                             {"p": permit_id}).scalar_one()
+
+
+def compliance(site: Site) -> dict[tuple[str, str], dict]:
+    rows = site.conn.execute(sa.text(
+        "SELECT * FROM pub.permit_compliance WHERE permit_id = :p"),
+        {"p": site.permit_id}).mappings()
+    return {(r["paragraph"], r["check_code"]): dict(r) for r in rows}
+
+
+def failing_site(site: Site) -> Site:
+    """The standard site with a 40 ft buffer (mean fails) and no markers (lot lines fail)."""
+    return site.standard(buffer=rect(0, -40, 300, 0))
+
+
+def test_a_run_records_findings_and_an_outcome_per_check(site: Site) -> None:
+    failing_site(site)
+    run_id = run(site)
+    counts = site.conn.execute(sa.text(
+        "SELECT permit_count, finding_count, error_count, warning_count, finished_at "
+        "FROM checks.run WHERE run_id = :r"), {"r": run_id}).one()
+    assert counts.permit_count == 1 and counts.finished_at is not None
+    found = {(r.paragraph, r.check_code): r for r in site.conn.execute(sa.text(
+        "SELECT * FROM pub.finding WHERE run_id = :r"), {"r": run_id})}
+    assert set(found) == {("6(c)", "buffer_avg_width"), ("6(b)", "marker_lot_line"),
+                          ("6(b)", "marker_gap")}
+    assert counts.finding_count == 1 + 2 + 1  # mean width, two bare crossings, one long gap
+    assert float(found["6(c)", "buffer_avg_width"].measured_value) == pytest.approx(40.0)
+    assert found["6(c)", "buffer_avg_width"].geom is not None
+    out = compliance(site)
+    n_checks = site.conn.execute(sa.text("SELECT count(*) FROM checks.rule_check")).scalar()
+    assert len(out) == n_checks
+    assert out["6(c)", "buffer_avg_width"]["outcome"] == "fail"
+    assert out["6(c)", "buffer_min_width"]["outcome"] == "pass"
+    assert float(out["6(c)", "buffer_min_width"]["measured_value"]) == pytest.approx(40.0)
+    assert out["7(g)", "structure_in_wetland"]["outcome"] == "not_applicable"
+    assert out["6(b)", "marker_lot_line"]["finding_count"] == 2
+
+
+def test_compliance_reports_the_worst_case(site: Site) -> None:
+    site.standard()
+    site.markers([(0, -60), (100, -60), (300, -60)])  # gaps 100 and 200 ft: both pass
+    run(site)
+    gap = compliance(site)["6(b)", "marker_gap"]
+    assert gap["outcome"] == "pass" and float(gap["measured_value"]) == pytest.approx(200.0)
+
+
+def test_the_latest_run_of_a_permit_is_the_current_one(site: Site) -> None:
+    failing_site(site)
+    first = run(site)
+    site.markers([(0, -40), (150, -40), (300, -40)])
+    second = run(site, site.permit_id)
+    current = site.conn.execute(sa.text("SELECT DISTINCT run_id FROM pub.finding")).scalars()
+    assert list(current) == [second] and second > first
+    codes = set(site.conn.execute(sa.text("SELECT check_code FROM pub.finding")).scalars())
+    assert codes == {"buffer_avg_width"}
+    # the first run is kept
+    assert site.conn.execute(sa.text("SELECT count(*) FROM checks.finding WHERE run_id = :r"),
+                             {"r": first}).scalar() == 4
+
+
+def test_denied_permits_are_not_checked(site: Site) -> None:
+    failing_site(site)
+    site.update("permit", site.permit_id, status="denied")
+    run(site)
+    assert site.conn.execute(sa.text("SELECT count(*) FROM pub.finding")).scalar() == 0
+
+
+def test_a_plan_area_without_boundary_is_refused(site: Site) -> None:
+    with pytest.raises(sa.exc.DBAPIError, match="no CWMP area boundary"):
+        run(site)
+
+
+def test_live_views_show_transects_and_volumes(site: Site) -> None:
+    failing_site(site)
+    sw = site.add("subwatershed", rect(0, -200, 100, -100), permit_id=site.permit_id, name="S")
+    site.add("land_cover", rect(0, -200, 100, -100), permit_id=site.permit_id,
+             cover_class="impervious")
+    site.add("bmp", rect(0, -200, 10, -190), permit_id=site.permit_id, subwatershed_id=sw,
+             kind="wet_pond", volume_cuft=100, roof_runoff_only=False)
+    t = site.conn.execute(sa.text(
+        "SELECT count(*), min(width_ft), bool_and(outcome = 'pass') FROM pub.buffer_transect "
+        "WHERE permit_id = :p"), {"p": site.permit_id}).one()
+    assert tuple(t) == (60, 40, True)
+    v = site.conn.execute(sa.text("SELECT * FROM pub.stormwater_volume")).mappings().one()
+    assert v["name"] == "S" and v["outcome"] == "fail"  # no soil mapped: all of it C/D
+    assert float(v["v_cd_cuft"]) > 0 and float(v["wet_pond_cuft"]) == 100
+
+
+def test_staff_read_the_published_checks_and_cannot_run_them(site: Site) -> None:
+    failing_site(site)
+    run(site)
+    site.conn.execute(sa.text("SET LOCAL ROLE rulem_staff"))
+    for view in ("finding", "permit_compliance", "buffer_transect", "stormwater_volume"):
+        site.conn.execute(sa.text(f"SELECT * FROM pub.{view}")).all()
+    r = site.conn.execute(sa.text(
+        "SELECT required FROM pub.screen_footprint('acd-53-62', ST_GeomFromEWKT(:g), NULL, "
+        "false) LIMIT 1"), {"g": rect(0, 10, 100, 60)}).scalar()
+    assert r is True
+    with pytest.raises(sa.exc.ProgrammingError, match="permission denied"), \
+            site.conn.begin_nested():
+        site.conn.execute(sa.text("SELECT checks.run_checks(1)"))
+
+
+def test_every_published_column_is_documented(site: Site) -> None:
+    missing = site.conn.execute(sa.text(
+        "SELECT c.table_name || '.' || c.column_name FROM information_schema.columns c "
+        "WHERE c.table_schema = 'pub' AND c.table_name IN ('finding', 'permit_compliance', "
+        "'buffer_transect', 'stormwater_volume') AND col_description("
+        "format('pub.%I', c.table_name)::regclass, c.ordinal_position) IS NULL")).scalars()
+    assert list(missing) == []
+
+
+# -- Python API and CLI: committed data in a fresh database ----------------------------------
+@pytest.fixture
+def committed(engine: sa.Engine) -> None:
+    with engine.begin() as conn:
+        s = Site(conn)
+        s.standard(buffer=rect(0, -40, 300, 0))
+        s.markers([(0, -40), (150, -40), (300, -40)])
+
+
+def test_python_api_runs_and_reads_back(committed: None, db_url: str) -> None:
+    summary = checks.run_checks(db_url)
+    assert summary.plan_areas == ["acd-53-62"] and summary.permits == 1
+    assert summary.findings == 1 and summary.errors == 1
+    assert "1 findings" in str(summary)
+    again = checks.run_checks(db_url, permit_no="24-001")
+    assert again.run_id == summary.run_id + 1
+    (f,) = checks.findings(db_url)
+    assert (f["permit_no"], f["paragraph"], f["check_code"]) == ("24-001", "6(c)",
+                                                                  "buffer_avg_width")
+    with pytest.raises(checks.CheckError, match="no current permit '99-999'"):
+        checks.run_checks(db_url, permit_no="99-999")
+
+
+def test_cli_prints_findings_grouped_by_permit(committed: None, db_url: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--db", db_url, "check"]) == 0
+    out = capsys.readouterr().out
+    assert "permit 24-001 (acd-53-62): 1 findings, 1 errors" in out
+    assert "buffer_avg_width" in out and "checks: run" in out
+    assert cli.main(["--db", db_url, "check", "--last", "--permit", "24-001",
+                     "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["paragraph"], r["check_code"], r["measured_value"]) for r in rows] == [
+        ("6(c)", "buffer_avg_width", 40.0)]
+    assert cli.main(["--db", db_url, "check", "--plan-area", "nowhere"]) == 1
+    assert "unknown plan area 'nowhere'" in capsys.readouterr().err
