@@ -30,10 +30,19 @@ class SourceCRS:
     note: str | None = None  # what was decided (e.g. --crs overrides the file's)
 
 
+def require(file: str, declared: str | None, given: str | None) -> None:
+    """A file that declares no CRS is refused unless the user names one (checked before any
+    feature is read)."""
+    if declared is None and given is None:
+        raise refuse(file, "declares no CRS (a shapefile without .prj, a CSV, a TopoJSON...); "
+                     "name it with --crs, e.g. --crs EPSG:4326 for longitude/latitude")
+
+
 def resolve(file: str, declared: str | None, given: str | None, work_srid: int,
             known: Callable[[int], bool],
             bounds: tuple[float, float, float, float] | None) -> SourceCRS:
     """The source CRS from the file's declaration or the user's --crs, checked."""
+    require(file, declared, given)
     note = None
     if given is not None:
         try:
@@ -49,16 +58,13 @@ def resolve(file: str, declared: str | None, given: str | None, work_srid: int,
             if not same:
                 note = (f"the file declares another CRS ({_name(declared)}); --crs {given} was "
                         "used as asked")
-    elif declared is None:
-        raise refuse(file, "declares no CRS (a shapefile without .prj, a CSV, a TopoJSON...); "
-                     "name it with --crs, e.g. --crs EPSG:4326 for longitude/latitude")
     else:
         try:
-            crs = pyproj.CRS.from_user_input(declared)
+            crs = pyproj.CRS.from_user_input(str(declared))
         except CRSError as exc:
             raise refuse(file, f"its CRS cannot be read by PROJ ({exc}); name it with "
                          "--crs") from None
-    _check_extent(file, crs, bounds)
+    _check_extent(file, crs, bounds, work_srid)
     code = _epsg(crs)
     if code is not None and code == work_srid:
         return SourceCRS(f"EPSG:{code}", code, None, note)
@@ -90,9 +96,11 @@ def _name(definition: str) -> str:
         return "unreadable"
 
 
-def _check_extent(file: str, crs: pyproj.CRS,
-                  bounds: tuple[float, float, float, float] | None) -> None:
-    """Coordinates that cannot be in the CRS claimed (degrees beyond 180, say) are refused."""
+def _check_extent(file: str, crs: pyproj.CRS, bounds: tuple[float, float, float, float] | None,
+                  work_srid: int) -> None:
+    """Coordinates that cannot be in the CRS claimed (degrees beyond 180, say), or that lie
+    wholly outside where the working CRS is defined, are refused: they mean a wrong CRS (or a
+    file for another database), and loading them would store nonsense without an error."""
     if bounds is None or not all(math.isfinite(b) for b in bounds):
         return
     x0, y0, x1, y1 = bounds
@@ -101,14 +109,20 @@ def _check_extent(file: str, crs: pyproj.CRS,
         raise refuse(file, f"its coordinates (x {x0:.1f} to {x1:.1f}, y {y0:.1f} to {y1:.1f}) "
                      f"are not degrees, so it is not in {crs.name}; name its real CRS with "
                      "--crs")
-    area = crs.area_of_use
-    if area is None:
-        return
     try:
         t = pyproj.Transformer.from_crs(crs, "EPSG:4326", always_xy=True)
-        xs, ys = t.transform([x0, x1, x0, x1], [y0, y0, y1, y1])
+        lons, lats = t.transform([x0, x1, x0, x1], [y0, y0, y1, y1])
     except Exception:  # noqa: BLE001 - no usable transformation is reported by the caller
         return
-    if not all(math.isfinite(v) for v in list(xs) + list(ys)):
+    if not all(math.isfinite(v) for v in list(lons) + list(lats)):
         raise refuse(file, f"its coordinates cannot be placed on the earth in {crs.name}; name "
                      "its real CRS with --crs")
+    area = pyproj.CRS.from_epsg(work_srid).area_of_use
+    if area is None:
+        return
+    west, east, south, north = min(lons), max(lons), min(lats), max(lats)
+    if east < area.west or west > area.east or north < area.south or south > area.north:
+        raise refuse(file, f"its features lie at longitude {west:.2f} to {east:.2f}, latitude "
+                     f"{south:.2f} to {north:.2f}, wholly outside where the working CRS "
+                     f"EPSG:{work_srid} is used ({area.name}); check the CRS (--crs), or load "
+                     "the file into the database it belongs to")

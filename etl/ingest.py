@@ -219,19 +219,23 @@ class _Ingest:
         dup = self._duplicate(conn, plan_area_id, sha, options)
         if dup is not None:
             return dup
-        source_crs = None
         if src.has_geometry:
-            source_crs = self._source_crs(conn, src, work_srid, self.crs_given)
+            crsmod.require(self.file, src.crs, self.crs_given)
         batch_id = conn.execute(sa.text(
             "INSERT INTO ops.batch (plan_area_id, layer, file_name, file_sha256, file_size, "
-            "source_crs, options) VALUES (:pa, :layer, :name, :sha, :size, :crs, "
-            "CAST(:options AS jsonb)) RETURNING batch_id"),
+            "options) VALUES (:pa, :layer, :name, :sha, :size, CAST(:options AS jsonb)) "
+            "RETURNING batch_id"),
             {"pa": plan_area_id, "layer": self.layer.name, "name": self.file, "sha": sha,
-             "size": _size(self.path), "crs": source_crs.label if source_crs else None,
-             "options": json.dumps(options)}).scalar_one()
+             "size": _size(self.path), "options": json.dumps(options)}).scalar_one()
         conn.execute(sa.text("SELECT set_config('rulem.batch_id', :b, true)"),
                      {"b": str(batch_id)})
         fields, rows, log = self._stage(conn, src, batch_id)
+        source_crs = None
+        if src.has_geometry:
+            source_crs = self._source_crs(conn, src, work_srid, self.crs_given,
+                                          f"staging.b{batch_id}")
+            conn.execute(sa.text("UPDATE ops.batch SET source_crs = :c WHERE batch_id = :b"),
+                         {"c": source_crs.label, "b": batch_id})
         for w in log.warnings:
             self._note(conn, batch_id, "warning", None, f"GDAL: {w}")
         opened = None
@@ -301,13 +305,19 @@ class _Ingest:
         return IngestResult(batch_id, "duplicate", self.layer.name, self.file, message)
 
     def _source_crs(self, conn: sa.Connection, src: Source, work_srid: int,
-                    given: str | None = None) -> crsmod.SourceCRS:
+                    given: str | None, table: str) -> crsmod.SourceCRS:
+        """The file's CRS, checked against the extent of what was staged (so every format is
+        checked the same way, from the geometries' bounding boxes)."""
         def known(code: int) -> bool:
             return conn.execute(sa.text(
                 "SELECT EXISTS (SELECT 1 FROM spatial_ref_sys WHERE srid = :s "
                 "AND auth_name = 'EPSG' AND auth_srid = :s)"), {"s": code}).scalar_one()
 
-        return crsmod.resolve(src.name, src.crs, given, work_srid, known, _bounds(src))
+        extent = conn.execute(sa.text(
+            f"SELECT ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e) FROM "
+            f"(SELECT ST_Extent(_geom) AS e FROM {table}) x")).one()
+        bounds = None if extent[0] is None else tuple(float(v) for v in extent)
+        return crsmod.resolve(src.name, src.crs, given, work_srid, known, bounds)
 
     def _stage(self, conn: sa.Connection, src: Source,
                batch_id: int) -> tuple[list[staging.StagedField], int, ReadLog]:
@@ -394,18 +404,19 @@ class _Ingest:
             if not src.has_geometry or src.feature_count == 0:
                 raise refuse(src.name, "the study area file holds no polygons; deliver the "
                              "study area as polygons")
-            study_crs = self._source_crs(conn, src, work_srid,
-                                         self.crs_given if src.crs is None else None)
+            given = self.crs_given if src.crs is None else None
+            crsmod.require(src.name, src.crs, given)
             table = f"staging.b{batch_id}_study"
             cur = conn.connection.dbapi_connection.cursor()
             try:
                 staging.create_table(cur, table, [])
                 first = 0
                 for batch in batches(src, read_geometry=True, log=ReadLog()):
-                    staging.copy_batch(cur, table, [], batch, first)
+                    staging.copy_batch(cur, table, [], batch.select(["_fid", "_geom"]), first)
                     first += batch.num_rows
             finally:
                 cur.close()
+            study_crs = self._source_crs(conn, src, work_srid, given, table)
             spec.update({"study_srid": study_crs.srid, "study_proj": study_crs.proj})
         self.progress.stage("recording the delineation")
         return conn.execute(sa.text("SELECT ops.ingest_delineation_record(CAST(:s AS jsonb))"),
@@ -502,21 +513,3 @@ def _size(path: Path) -> int:
     if path.is_dir():
         return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
     return path.stat().st_size
-
-
-def _bounds(src: Source) -> tuple[float, float, float, float] | None:
-    """The layer's extent when GDAL knows it cheaply (used to check the CRS makes sense)."""
-    if src.reader != "gdal" or not src.has_geometry or src.driver == "CSV":
-        return None
-    import warnings
-
-    import pyogrio
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            info = pyogrio.read_info(src.dataset, layer=src.layer, force_total_bounds=True)
-        b = info.get("total_bounds")
-        return None if b is None else tuple(float(v) for v in b)  # type: ignore[return-value]
-    except Exception:  # noqa: BLE001 - the extent is a sanity check, not a requirement
-        return None
