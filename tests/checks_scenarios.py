@@ -19,6 +19,7 @@ import itertools
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -221,10 +222,9 @@ def only(rows: list[dict[str, Any]], code: str, **match: Any) -> dict[str, Any]:
 _counter = itertools.count()
 
 
-@pytest.fixture(scope="module", name="checks_engine")
-def checks_engine_fixture(admin_url: URL, template_db: str) -> Iterator[sa.Engine]:
-    """One migrated database per test module: cloning and dropping a database costs seconds
-    on a busy cluster, so the tests of a module share one and each rolls its work back."""
+@contextmanager
+def cloned_database(admin_url: URL, template_db: str) -> Iterator[sa.Engine]:
+    """A database cloned from the migrated session template, dropped afterwards."""
     name = f"rulem_chk_{os.getpid()}_{next(_counter)}"
     janitor = DatabaseJanitor(user=admin_url.username, password=admin_url.password,
                               host=admin_url.host or "", port=admin_url.port or 5432,
@@ -236,6 +236,14 @@ def checks_engine_fixture(admin_url: URL, template_db: str) -> Iterator[sa.Engin
     finally:
         eng.dispose()
         janitor.drop()
+
+
+@pytest.fixture(scope="module", name="checks_engine")
+def checks_engine_fixture(admin_url: URL, template_db: str) -> Iterator[sa.Engine]:
+    """One migrated database per test module: cloning and dropping a database costs seconds
+    on a busy cluster, so the tests of a module share one and each rolls its work back."""
+    with cloned_database(admin_url, template_db) as eng:
+        yield eng
 
 
 @pytest.fixture(name="site")
