@@ -10,9 +10,10 @@
 -- GIS user sees the effect of an edit before the next run. The live views read core through
 -- SECURITY DEFINER functions (staff and GIS roles read pub only).
 
--- Which run is current: per permit, the latest run that checked it (a plan-wide run or one
--- for that permit alone); for findings without a permit (District projects), the latest
--- plan-wide run.
+-- Which run is current: per permit, the latest finished run of its plan area that covered it
+-- (a plan-wide run, or a run of that permit alone); for findings without a permit (District
+-- projects), the latest plan-wide run. A permit a later plan-wide run left out (denied,
+-- withdrawn) has no current findings.
 DROP VIEW IF EXISTS pub.finding, pub.permit_compliance, pub.buffer_transect,
   pub.stormwater_volume CASCADE;
 
@@ -28,16 +29,14 @@ JOIN core.plan_area pa ON pa.plan_area_id = f.plan_area_id
 LEFT JOIN core.permit p ON p.permit_id = f.permit_id AND p.valid_to IS NULL
 LEFT JOIN core.parcel pc ON pc.parcel_id = f.parcel_id AND pc.valid_to IS NULL
 LEFT JOIN core.feature ft ON ft.feature_id = f.feature_id
-WHERE f.run_id = CASE
-  WHEN f.permit_id IS NULL THEN (
-    SELECT max(r2.run_id) FROM checks.run r2
-    WHERE r2.plan_area_id = f.plan_area_id AND r2.permit_id IS NULL
-      AND r2.finished_at IS NOT NULL)
-  ELSE (SELECT max(o.run_id) FROM checks.outcome o WHERE o.permit_id = f.permit_id) END;
+WHERE f.run_id = (
+  SELECT max(r2.run_id) FROM checks.run r2
+  WHERE r2.plan_area_id = f.plan_area_id AND r2.finished_at IS NOT NULL
+    AND (r2.permit_id IS NULL OR r2.permit_id = f.permit_id));
 
 COMMENT ON VIEW pub.finding IS
-  'Current findings of the Rule M checks (each permit''s latest check run): rule paragraph, '
-  'check, severity, measured value against the limit, and where.';
+  'Current findings of the Rule M checks (the latest check run covering each permit): rule '
+  'paragraph, check, severity, measured value against the limit, and where.';
 COMMENT ON COLUMN pub.finding.finding_id IS 'Finding id.';
 COMMENT ON COLUMN pub.finding.run_id IS 'Check run that found it.';
 COMMENT ON COLUMN pub.finding.checked_at IS 'When that run finished.';
@@ -71,8 +70,10 @@ FROM checks.outcome o
 JOIN checks.run r ON r.run_id = o.run_id
 JOIN checks.rule_check c ON c.paragraph = o.paragraph AND c.check_code = o.check_code
 LEFT JOIN core.permit p ON p.permit_id = o.permit_id AND p.valid_to IS NULL
-WHERE o.run_id = (SELECT max(o2.run_id) FROM checks.outcome o2
-                  WHERE o2.permit_id = o.permit_id);
+WHERE o.run_id = (
+  SELECT max(r2.run_id) FROM checks.run r2
+  WHERE r2.plan_area_id = o.plan_area_id AND r2.finished_at IS NOT NULL
+    AND (r2.permit_id IS NULL OR r2.permit_id = o.permit_id));
 
 COMMENT ON VIEW pub.permit_compliance IS
   'One row per permit and Rule M check of the permit''s latest check run: pass, fail or '

@@ -81,11 +81,14 @@ def test_the_latest_run_of_a_permit_is_the_current_one(site: Site) -> None:
                              {"r": first}).scalar() == 4
 
 
-def test_denied_permits_are_not_checked(site: Site) -> None:
+def test_denied_permits_are_not_checked_and_lose_their_findings(site: Site) -> None:
     failing_site(site)
+    run(site)
+    assert site.conn.execute(sa.text("SELECT count(*) FROM pub.finding")).scalar() == 4
     site.update("permit", site.permit_id, status="denied")
     run(site)
     assert site.conn.execute(sa.text("SELECT count(*) FROM pub.finding")).scalar() == 0
+    assert compliance(site) == {}
 
 
 def test_a_plan_area_without_boundary_is_refused(site: Site) -> None:
