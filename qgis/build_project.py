@@ -42,6 +42,9 @@ HIDDEN = {"soil", "land_cover", "delineation", "plan_balance"}  # in the project
 WKB_NAMES = {"POINT": "Point", "MULTIPOINT": "MultiPoint", "LINESTRING": "LineString",
              "MULTILINESTRING": "MultiLineString", "POLYGON": "Polygon",
              "MULTIPOLYGON": "MultiPolygon"}
+# Views whose geometry is of mixed type by nature: a layer for each type even when the data at
+# hand lacks one (findings are areas, lines or points, or none: a missing declaration).
+MIXED = {"finding"}
 GENERIC_TYPES = (("Point", "points"), ("LineString", "lines"), ("Polygon", "areas"))
 
 CATALOGUE_SQL = """
@@ -80,8 +83,8 @@ def _catalogue(service: str) -> tuple[list[dict], dict]:
         if v["type"] in ("GEOMETRY", "GEOMETRYCOLLECTION"):
             try:
                 present = conn.executeSql(
-                    f'SELECT DISTINCT replace(upper(GeometryType("{v["geom"]}")), \'MULTI\', '
-                    f'\'\') FROM pub."{v["name"]}" WHERE "{v["geom"]}" IS NOT NULL')
+                    f'SELECT DISTINCT coalesce(replace(upper(GeometryType("{v["geom"]}")), '
+                    f'\'MULTI\', \'\'), \'NONE\') FROM pub."{v["name"]}"')
             except Exception:  # unreadable: every type gets a layer, and the load reports it
                 present = []
             types[v["name"]] = sorted(r[0] for r in present)
@@ -112,7 +115,15 @@ def _layer_specs(service: str, views: list[dict], meta: dict) -> list[tuple[str,
             continue
         group = wanted.get(v["name"], OTHER_GROUP)
         if v["type"] in ("GEOMETRY", "GEOMETRYCOLLECTION"):
+            # QGIS draws one geometry type per layer: one layer per type present, and the
+            # whole view as a table too where some rows have no geometry.
             present = meta["generic_types"].get(v["name"]) or []
+            if v["name"] in MIXED or "NONE" in present:
+                table = dict(v, geom="")
+                specs.append((TABLE_GROUP, f"{v['name']} (table)",
+                              _uri(service, table, meta["srid"], None), table))
+            if v["name"] in MIXED:
+                present = []
             for wkb, label in GENERIC_TYPES:
                 short = wkb.upper().replace("STRING", "")
                 if present and not any(p.startswith(short) for p in present):
@@ -122,7 +133,9 @@ def _layer_specs(service: str, views: list[dict], meta: dict) -> list[tuple[str,
         else:
             wkb = WKB_NAMES.get(v["type"], v["type"].title())
             specs.append((group, v["name"], _uri(service, v, meta["srid"], wkb), v))
-    return specs
+    rank = {name: i for i, (name, _) in enumerate(GROUPS)}
+    rank.update({OTHER_GROUP: len(GROUPS), TABLE_GROUP: len(GROUPS) + 1})
+    return sorted(specs, key=lambda s: rank[s[0]])  # stable: keeps the order within a group
 
 
 def build(service: str, out: Path) -> dict:

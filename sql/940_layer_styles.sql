@@ -108,12 +108,15 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     ('plan_balance', 2, 'status', 'Plan area balanced', '"status" = ''balanced''', NULL, 0, 'solid', '#fdae61', 1.0, 'solid', NULL, NULL),
     ('plan_balance', 3, 'status', 'Plan area in surplus', '"status" = ''surplus''', NULL, 0, 'solid', '#1a9641', 1.0, 'solid', NULL, NULL),
     ('plan_balance', 4, 'status', 'No impact or credit', 'ELSE', NULL, 0, 'solid', '#737373', 1.0, 'solid', NULL, NULL),
-    -- Checks: findings by severity, buffer transects by pass or fail.
-    ('finding', 1, 'severity', 'Error', '"severity" = ''error''', '#d7191c', 170, 'solid', '#67001f', 0.6, 'solid', 3.0, 'circle'),
-    ('finding', 2, 'severity', 'Warning', '"severity" = ''warning''', '#fdae61', 170, 'solid', '#a6611a', 0.6, 'solid', 3.0, 'triangle'),
-    ('finding', 3, 'severity', 'Info', 'ELSE', '#2c7bb6', 150, 'solid', '#053061', 0.5, 'solid', 2.6, 'square'),
-    ('buffer_transect', 1, 'passes', 'Transect passes (6(c))', '"passes"', '#1a9641', 255, 'solid', '#1a9641', 0.3, 'solid', NULL, NULL),
-    ('buffer_transect', 2, 'passes', 'Transect fails (6(c))', 'ELSE', '#d7191c', 255, 'solid', '#d7191c', 0.5, 'solid', NULL, NULL)
+    -- Checks: findings by severity (hatched, so the features at fault show through), buffer
+    -- transects and subwatershed volumes by pass or fail.
+    ('finding', 1, 'severity', 'Error', '"severity" = ''error''', '#d7191c', 255, 'f_diagonal', '#d7191c', 0.8, 'solid', 3.0, 'circle'),
+    ('finding', 2, 'severity', 'Warning', '"severity" = ''warning''', '#fd8d3c', 255, 'f_diagonal', '#fd8d3c', 0.8, 'solid', 3.0, 'triangle'),
+    ('finding', 3, 'severity', 'Info', 'ELSE', '#2c7bb6', 255, 'f_diagonal', '#2c7bb6', 0.6, 'solid', 2.6, 'square'),
+    ('buffer_transect', 1, 'outcome', 'Transect fails: narrower than the minimum (6(c))', '"outcome" = ''fail''', '#d7191c', 255, 'solid', '#d7191c', 0.6, 'solid', NULL, NULL),
+    ('buffer_transect', 2, 'outcome', 'Transect passes (6(c))', 'ELSE', '#1a9641', 255, 'solid', '#1a9641', 0.3, 'solid', NULL, NULL),
+    ('stormwater_volume', 1, 'outcome', 'Subwatershed short of 5(c) volume', '"outcome" = ''fail''', NULL, 0, 'solid', '#d7191c', 0.8, 'dash', NULL, NULL),
+    ('stormwater_volume', 2, 'outcome', 'Subwatershed meets 5(c)', 'ELSE', NULL, 0, 'solid', '#1a9641', 0.6, 'dash', NULL, NULL)
   ) AS r(layer, pos, attr, label, filter, fill, alpha, pattern, outline, width, line, size, shape)
 $$;
 COMMENT ON FUNCTION ops.layer_style_rule() IS

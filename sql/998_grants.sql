@@ -31,6 +31,33 @@ BEGIN
   END LOOP;
 END $$;
 
+-- A view runs the functions it calls with the reader's EXECUTE right (its tables with the
+-- view owner's), so the read-only functions that published views call (e.g. a SECURITY
+-- DEFINER function of checks behind a live view) are executable by that view's readers.
+-- Without USAGE on the function's schema a reader cannot call it by name: it only serves
+-- the view.
+DO $$
+DECLARE
+  f record;
+BEGIN
+  FOR f IN
+    SELECT DISTINCT p.oid::regprocedure AS sig, vn.nspname
+    FROM pg_depend d
+    JOIN pg_rewrite r ON d.classid = 'pg_rewrite'::regclass AND r.oid = d.objid
+    JOIN pg_class v ON v.oid = r.ev_class
+    JOIN pg_namespace vn ON vn.oid = v.relnamespace
+    JOIN pg_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
+    JOIN pg_namespace pn ON pn.oid = p.pronamespace
+    WHERE vn.nspname IN ('pub', 'restricted')
+      AND pn.nspname NOT IN ('pg_catalog', 'information_schema', 'public', 'pub', 'restricted')
+      AND p.provolatile IN ('s', 'i')
+  LOOP
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %s', f.sig,
+                   CASE f.nspname WHEN 'pub' THEN 'rulem_staff, rulem_gis, rulem_restricted'
+                                  ELSE 'rulem_restricted' END);
+  END LOOP;
+END $$;
+
 REVOKE ALL ON public.layer_styles FROM PUBLIC;
 GRANT SELECT ON public.layer_styles TO rulem_staff, rulem_gis, rulem_restricted, rulem_etl;
 

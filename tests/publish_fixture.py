@@ -170,7 +170,8 @@ def load(conn: sa.Connection) -> None:
 
 
 def load_and_reconcile(url: str) -> None:
-    """The fixture, then the ledger recomputed so the balance views have rows. The database is
+    """The fixture, then the ledger recomputed and the rule checks run (where those exist), so
+    the balance and finding views have rows too. The database is
     a copy of the session's template under another name, so its QGIS styles are re-seeded for
     this name first, as after any copy or restore (sql/940_layer_styles.sql)."""
     eng = db.engine(url)
@@ -183,8 +184,16 @@ def load_and_reconcile(url: str) -> None:
     try:
         from rulem_db import ledger
     except ImportError:  # the ledger is not there yet: the balance views stay empty
-        return
-    ledger.recompute(url, all=True, workers=1)
+        ledger = None
+    if ledger is not None:
+        ledger.recompute(url, all=True, workers=1)
+    eng = db.engine(url)
+    try:
+        with eng.begin() as conn:
+            if conn.execute(sa.text("SELECT to_regproc('checks.run_checks')")).scalar():
+                conn.execute(sa.text("SELECT checks.run_checks(:p)"), {"p": PLAN_AREA_ID})
+    finally:
+        eng.dispose()
 
 
 _names = itertools.count()

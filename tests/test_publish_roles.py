@@ -55,14 +55,24 @@ def test_readers_read_nothing_outside_pub(conn: sa.Connection, role: str) -> Non
         "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast', 'pub') "
         "AND c.relkind IN ('r', 'v', 'm', 'p', 'f') "
         "AND has_table_privilege(c.oid, 'SELECT')")).scalars())
+    # Outside pub, a reader executes only read-only functions that a pub view calls (a view
+    # runs them with the reader's right); without USAGE on their schema it cannot call them.
     executable = conn.execute(sa.text(
         "SELECT p.oid::regprocedure::text FROM pg_proc p "
         "JOIN pg_namespace n ON n.oid = p.pronamespace "
         "WHERE n.nspname IN ('core', 'ops', 'staging', 'ledger', 'checks', 'restricted') "
-        "AND has_function_privilege(p.oid, 'EXECUTE')")).scalars().all()
+        "AND has_function_privilege(p.oid, 'EXECUTE') AND (p.provolatile = 'v' OR NOT EXISTS ("
+        "  SELECT 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid "
+        "  JOIN pg_class v ON v.oid = r.ev_class "
+        "  WHERE d.classid = 'pg_rewrite'::regclass AND d.refobjid = p.oid "
+        "  AND v.relnamespace = 'pub'::regnamespace))")).scalars().all()
+    usable = conn.execute(sa.text(
+        "SELECT nspname FROM pg_namespace WHERE has_schema_privilege(oid, 'USAGE') "
+        "AND nspname IN ('core', 'ops', 'staging', 'ledger', 'checks', 'restricted')")).all()
     conn.execute(sa.text("RESET ROLE"))
     assert readable <= PUBLIC_READABLE
     assert executable == []
+    assert usable == []
 
 
 @pytest.mark.parametrize("role", (*READERS, "rulem_restricted"))
