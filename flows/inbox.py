@@ -226,6 +226,17 @@ def _item(inbox: Path, path: Path, sidecar: Path | None) -> InboxItem:
                      problem=problem)
 
 
+def prepare(inbox: Path) -> list[Path]:
+    """Create the inbox and one folder per layer in it (the layout staff drop files into);
+    returns the folders created. Existing folders and files are left as they are."""
+    made = []
+    for folder in [Path(inbox)] + [Path(inbox) / name for name in load_order()]:
+        if not folder.is_dir():
+            folder.mkdir(parents=True)
+            made.append(folder)
+    return made
+
+
 def sha256(path: Path) -> str | None:
     """SHA-256 of a file (None for a folder such as a .gdb)."""
     if not path.is_file():

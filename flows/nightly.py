@@ -214,7 +214,7 @@ def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_
             call(compare_with_previous_run, url, run_id, ledger.ledger_run_id,
                  checks.check_run_id)
             status = _status(files)
-            message = _run_message(url, run_id, files)
+            message = _run_message(url, run_id, files, places is not None)
             html = call(write_report, url, run_id, Path(reports).resolve(), status, message)
             runs.finish(url, run_id, status, message, str(html.parent))
         except BaseException as exc:
@@ -255,11 +255,12 @@ def _files_message(files: list[FileResult]) -> str:
     return "inbox: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
 
 
-def _run_message(url: str, run_id: int, files: list[FileResult]) -> str:
+def _run_message(url: str, run_id: int, files: list[FileResult], read_inbox: bool) -> str:
     row = runs.run_row(url, run_id)
+    inbox = f"{_files_message(files)}; " if read_inbox else ""
     if not row["changed"]:
-        return "nothing changed since the previous run"
-    return (f"{_files_message(files)}; {row['entries_posted']} ledger entries posted; "
+        return f"{inbox}nothing changed since the previous run"
+    return (f"{inbox}{row['entries_posted']} ledger entries posted; "
             f"{row['findings_new']} new and {row['findings_resolved']} resolved findings; "
             f"{row['parcels_changed']} parcels changed")
 

@@ -168,3 +168,13 @@ def test_a_refusal_raised_while_handling_a_lost_connection_is_transient():
         assert retry.is_transient(exc)
     assert not retry.is_transient(RuntimeError("file.gpkg: no CRS"))
     assert not retry.is_transient(sa.exc.IntegrityError("INSERT", {}, Exception("dup")))
+
+
+def test_prepare_makes_the_layer_folders_once(tmp_path):
+    box = tmp_path / "inbox"
+    made = inbox.prepare(box)
+    assert box in made and (box / "delineation").is_dir() and (box / "parcel").is_dir()
+    assert len(made) == len(inbox.load_order()) + 1
+    _touch(box / "parcel" / "p.gpkg")
+    assert inbox.prepare(box) == []
+    assert (box / "parcel" / "p.gpkg").exists()

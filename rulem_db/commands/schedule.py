@@ -94,8 +94,6 @@ def build_deployment(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.inbox is not None and not args.inbox.is_dir():
-        raise ValueError(f"inbox {args.inbox} is not a folder")
     deployment = build_deployment(args)
     if args.dry_run:
         print(f"deployment nightly_reconciliation/{deployment.name}: cron {args.cron!r} in "
@@ -105,11 +103,14 @@ def run(args: argparse.Namespace) -> int:
         for when in next_runs(args.cron, args.timezone):
             print(f"  next run: {when.isoformat()}")
         return 0
+    from flows.inbox import prepare
     from flows.nightly import prefect_configured
 
     if not prefect_configured():
         raise RuntimeError("PREFECT_API_URL is not set: point it at the Prefect server "
                            "(e.g. http://127.0.0.1:4200/api; see docs/operations.md)")
+    if args.inbox is not None and prepare(args.inbox):
+        print(f"created the inbox {args.inbox.resolve()} with a folder per layer")
     # Scheduled runs start in subprocesses: they find the database in the environment.
     os.environ["RULEM_DATABASE_URL"] = config.database_url(args.db)
     from prefect import serve
