@@ -73,7 +73,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     conn = op.get_bind()
     ours = conn.execute(sa.text(
-        "SELECT obj_description('public.layer_styles'::regclass) = :c "
+        "SELECT coalesce(obj_description('public.layer_styles'::regclass) = :c, false) "
         "WHERE to_regclass('public.layer_styles') IS NOT NULL"), {"c": OURS}).scalar()
     if ours:
         op.execute("DROP TABLE public.layer_styles")
