@@ -124,5 +124,6 @@ def _check_extent(file: str, crs: pyproj.CRS, bounds: tuple[float, float, float,
     if east < area.west or west > area.east or north < area.south or south > area.north:
         raise refuse(file, f"its features lie at longitude {west:.2f} to {east:.2f}, latitude "
                      f"{south:.2f} to {north:.2f}, wholly outside where the working CRS "
-                     f"EPSG:{work_srid} is used ({area.name}); check the CRS (--crs), or load "
-                     "the file into the database it belongs to")
+                     f"EPSG:{work_srid} is used (longitude {area.west:.2f} to {area.east:.2f}, "
+                     f"latitude {area.south:.2f} to {area.north:.2f}); check the CRS (--crs), "
+                     "or load the file into the database it belongs to")

@@ -103,15 +103,21 @@ def _parquet_batches(src: Source, read_geometry: bool,
 def _normalise(batch: pa.RecordBatch, fid_col: str, geom_col: str | None,
                src: Source) -> pa.RecordBatch:
     names = batch.schema.names
-    fids = batch.column(fid_col).cast(pa.string()) if fid_col in names else pa.array(
-        [None] * batch.num_rows, pa.string())
+    types = batch.schema.types
+    # A CSV's WKT column comes twice: as the geometry (WKB) and as the text it was read from.
+    geom_at = next((i for i, n in enumerate(names)
+                    if n == geom_col and (pa.types.is_binary(types[i])
+                                          or pa.types.is_large_binary(types[i]))), None)
+    fids = batch.column(names.index(fid_col)).cast(pa.string()) if fid_col in names \
+        else pa.array([None] * batch.num_rows, pa.string())
     cols = [fids]
     out = ["_fid"]
-    if geom_col is not None and geom_col in names:
-        cols.append(batch.column(geom_col).cast(pa.binary()))
+    if geom_at is not None:
+        cols.append(batch.column(geom_at).cast(pa.binary()))
         out.append("_geom")
     for n in src.fields:
-        if n in names:
-            cols.append(batch.column(n))
+        at = next((i for i, m in enumerate(names) if m == n and i != geom_at), None)
+        if at is not None:
+            cols.append(batch.column(at))
             out.append(n)
     return pa.RecordBatch.from_arrays(cols, names=out)

@@ -249,6 +249,7 @@ def _open_csv(path: Path, wants_geometry: bool, geometry_field: str | None) -> S
 
 def _csv_shape(path: Path) -> tuple[list[str], int]:
     name = path.name
+    csv.field_size_limit(1 << 30)  # a WKT value can be megabytes long
     try:
         with path.open(newline="", encoding="utf-8-sig") as f:
             reader = csv.reader(f, strict=True)
