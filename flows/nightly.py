@@ -243,6 +243,9 @@ def _close_failed(url: str, run_id: int, exc: BaseException) -> None:
 
 
 def _one_line(exc: BaseException) -> str:
+    if not isinstance(exc, Exception):  # SIGTERM (service stop), Ctrl-C, cancellation
+        return (f"stopped before the end ({type(exc).__name__}); the next run completes what "
+                "this one did not")
     return (" ".join(str(exc).split()) or type(exc).__name__)[:2000]
 
 
