@@ -1,6 +1,6 @@
 """The three steps the flows orchestrate, each behind one small function: ingest
-(etl.ingest.ingest), the ledger recompute (rulem_db.ledger.recompute) and the rule checks (the
-SQL function checks.run_checks, which records its run and returns its id).
+(etl.ingest.ingest), the ledger recompute (rulem_db.ledger.recompute) and the rule checks
+(rulem_db.checks.run_checks).
 
 Why a module of adapters: those APIs are owned by other modules and evolve; the flows depend
 on exactly the calls below and on nothing else of theirs, so a change of theirs is a change
@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import sqlalchemy as sa
-
 from flows.inbox import InboxItem
 from flows.retry import is_transient
-from rulem_db import db as dbmod
 
 
 @dataclass
@@ -84,15 +81,10 @@ class ChecksOutcome:
     text: str
 
 
-def run_checks(url: str, plan_area_id: int) -> ChecksOutcome:
-    """Run every rule check for every permit of the plan area (SQL checks.run_checks, which
-    records the run, its findings and the outcome per permit and check)."""
-    with dbmod.connect(url) as conn:
-        run_id = conn.execute(sa.text("SELECT checks.run_checks(:p)"),
-                              {"p": plan_area_id}).scalar_one()
-        row = conn.execute(sa.text(
-            "SELECT finding_count, error_count, warning_count, permit_count FROM checks.run "
-            "WHERE run_id = :r"), {"r": run_id}).one()
-    text = (f"run {run_id}: {row.permit_count or 0} permits checked, {row.finding_count or 0} "
-            f"findings ({row.error_count or 0} errors, {row.warning_count or 0} warnings)")
-    return ChecksOutcome(run_id, int(row.finding_count or 0), text)
+def run_checks(url: str, plan_area: str) -> ChecksOutcome:
+    """Run every rule check for every permit of the plan area (rulem_db.checks.run_checks,
+    which records the run, its findings and the outcome per permit and check)."""
+    from rulem_db import checks
+
+    summary = checks.run_checks(url, plan_area=plan_area)
+    return ChecksOutcome(summary.run_id, summary.findings, str(summary))

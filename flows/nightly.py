@@ -209,7 +209,7 @@ def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_
             files = ingest_items(url, plan, run_id, places, settle_seconds) if places else []
             ledger = call(recompute_ledger, url, full_recompute)
             _log(f"recompute: {ledger.text}")
-            checks = call(run_rule_checks, url, plan.plan_area_id)
+            checks = call(run_rule_checks, url, plan.code)
             _log(f"checks: run {checks.check_run_id}, {checks.findings} findings")
             call(compare_with_previous_run, url, run_id, ledger.ledger_run_id,
                  checks.check_run_id)

@@ -72,9 +72,9 @@ def recompute_ledger(url: str, full: bool = True) -> api.RecomputeOutcome:
 
 
 @task(name="run rule checks", **TASK_OPTIONS)
-def run_rule_checks(url: str, plan_area_id: int) -> api.ChecksOutcome:
+def run_rule_checks(url: str, plan_area: str) -> api.ChecksOutcome:
     """Run every Rule M check for every permit."""
-    return api.run_checks(url, plan_area_id)
+    return api.run_checks(url, plan_area)
 
 
 @task(name="compare with previous run", **TASK_OPTIONS)

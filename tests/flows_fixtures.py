@@ -1,7 +1,9 @@
 """Small delivered files for the flow tests: what a county or a consultant drops into the inbox.
 
 Geometry on a metre grid in EPSG:26915 (the test databases' working CRS), so the acres are
-worked out by hand: a 100 m square is 2.4711 acres.
+worked out by hand: a 100 m square is 2.4711 acres. Local coordinates are metres from ORIGIN, a
+point in Anoka County (ingest refuses files outside the working CRS's area of use); `at()`
+turns local rectangles into world ones for the SQL helpers of tests/ledger_scenarios.py.
 """
 
 from __future__ import annotations
@@ -13,14 +15,23 @@ import geopandas as gpd
 from shapely.geometry import MultiPolygon, box
 
 CRS = "EPSG:26915"
+ORIGIN = (490_000.0, 5_002_000.0)  # Lino Lakes, Anoka County (as etl.demo)
+
+Rect = tuple[float, float, float, float]
+
+
+def at(x0: float, y0: float, x1: float, y1: float) -> Rect:
+    """A local rectangle (metres from ORIGIN) in world coordinates."""
+    ox, oy = ORIGIN
+    return (x0 + ox, y0 + oy, x1 + ox, y1 + oy)
 
 
 def _square(x0: float, y0: float, x1: float, y1: float) -> MultiPolygon:
-    return MultiPolygon([box(x0, y0, x1, y1)])
+    return MultiPolygon([box(*at(x0, y0, x1, y1))])
 
 
-def parcels_gpkg(path: Path, parcels: dict[str, tuple[float, float, float, float]]) -> Path:
-    """A county parcel file: one polygon per PIN."""
+def parcels_gpkg(path: Path, parcels: dict[str, Rect]) -> Path:
+    """A county parcel file: one polygon per PIN (local rectangles)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     frame = gpd.GeoDataFrame({"pin": list(parcels)},
                              geometry=[_square(*r) for r in parcels.values()], crs=CRS)
@@ -28,8 +39,7 @@ def parcels_gpkg(path: Path, parcels: dict[str, tuple[float, float, float, float
     return path
 
 
-def plan_area_geojson(path: Path, rect: tuple[float, float, float, float] = (-1000, -1000,
-                                                                             5000, 5000)) -> Path:
+def plan_area_geojson(path: Path, rect: Rect = (-1000, -1000, 5000, 5000)) -> Path:
     """The CWMP area boundary, as GeoJSON in lon/lat (ingest reprojects it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     frame = gpd.GeoDataFrame({"name": ["test plan"], "adopted_on": ["2004-01-28"]},

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from flows import nightly, runs
 
+at = fx.at
 P1 = (0, 0, 500, 500)
 P2 = (500, 0, 1000, 500)
 
@@ -28,12 +29,14 @@ def _site(engine: sa.Engine) -> int:
     (2.4711 ac required), certified replacement 100 m x 50 m on P-2 (1.2355 ac credit, all of it
     allocated to P-1, where the impact is): P-1 balance -1.2355 (deficit)."""
     with engine.begin() as conn:
-        s.base_site(conn, {"W1": (0, 0, 300, 300)})
-        s.parcel(conn, "P-1", P1)
-        s.parcel(conn, "P-2", P2)
+        s.plan_boundary(conn, at(-1000, -1000, 5000, 5000))
+        d = s.delineation(conn, "D-1", at(0, 0, 1000, 1000), "2020-01-01")
+        s.wetland(conn, d, "W1", at(0, 0, 300, 300))
+        s.parcel(conn, "P-1", at(*P1))
+        s.parcel(conn, "P-2", at(*P2))
         permit = s.permit(conn, "25-001", pins=["P-1", "P-2"])
-        s.impact(conn, permit, "fill", (0, 0, 100, 100), "i1")
-        s.replacement(conn, permit, (600, 0, 700, 50), "r1")
+        s.impact(conn, permit, "fill", at(0, 0, 100, 100), "i1")
+        s.replacement(conn, permit, at(600, 0, 700, 50), "r1")
     return permit
 
 
@@ -79,7 +82,7 @@ def test_first_run_then_nothing_then_one_change(db_url, engine, tmp_path):
 
     # A second fill of 100 m x 100 m on P-1: required 4.9421, P-1 balance -3.7066.
     with engine.begin() as conn:
-        s.impact(conn, permit, "fill", (100, 0, 200, 100), "i2")
+        s.impact(conn, permit, "fill", at(100, 0, 200, 100), "i2")
     third = _reconcile(db_url, reports)
     assert third.changed and third.parcels_changed == 1 and third.entries_posted > 0
     with engine.connect() as conn:
@@ -154,12 +157,12 @@ def test_finding_changes_by_hand(db_url, engine):
 
 def test_a_failing_step_marks_the_run_failed(db_url, engine, tmp_path):
     """No plan boundary: the checks refuse to run; the run record says why."""
-    with pytest.raises(sa.exc.DBAPIError):
+    with pytest.raises(Exception, match="no CWMP area boundary"):
         _reconcile(db_url, tmp_path / "reports")
     with engine.connect() as conn:
         status, message = conn.execute(sa.text(
             "SELECT status, message FROM ops.run ORDER BY run_id DESC LIMIT 1")).one()
-    assert status == "failed" and message
+    assert status == "failed" and "no CWMP area boundary" in message
 
 
 def test_reconcile_with_an_inbox_from_the_command_line(db_url, engine, tmp_path, capsys):

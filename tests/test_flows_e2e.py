@@ -51,11 +51,11 @@ def test_nightly_flow_through_prefect(prefect_server, db_url, engine, tmp_path):
     # 100 m x 50 m); tonight the county's parcels and the plan boundary arrive, and a parcel
     # file without PINs.
     with engine.begin() as conn:
-        d = s.delineation(conn, "D-1", (0, 0, 1000, 1000), "2020-01-01")
-        s.wetland(conn, d, "W1", (0, 0, 300, 300))
+        d = s.delineation(conn, "D-1", fx.at(0, 0, 1000, 1000), "2020-01-01")
+        s.wetland(conn, d, "W1", fx.at(0, 0, 300, 300))
         permit = s.permit(conn, "25-001", pins=["P-1", "P-2"])
-        s.impact(conn, permit, "fill", (0, 0, 100, 100), "i1")
-        s.replacement(conn, permit, (600, 0, 700, 50), "r1")
+        s.impact(conn, permit, "fill", fx.at(0, 0, 100, 100), "i1")
+        s.replacement(conn, permit, fx.at(600, 0, 700, 50), "r1")
     box = fx.inbox_two_good_one_bad(tmp_path)
     reports = tmp_path / "reports"
 
