@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from rulem_db import db as dbmod
 
 DEFAULT_WORKERS = 2
-CHUNK = 50  # change-queue rows per transaction: small enough to keep locks short
+CHUNK = 100  # change-queue rows per transaction: big enough to amortise, small enough to share
 
 
 @dataclass
@@ -107,52 +107,65 @@ def recompute(url_or_conn: str | sa.Connection, all: bool = False,  # noqa: A002
     """Bring the ledger up to date with the inputs and return what was posted.
 
     all=False drains the change queue (what the input triggers saw change); all=True first
-    queues every owner of every plan area. Given a URL, `workers` connections drain at once,
-    each chunk in its own transaction, so a failure keeps what was already posted and leaves
-    the rest queued. Given a Connection, one worker runs in the caller's transaction.
-    with_posted=True also returns the posted changes per owner, parcel and measure.
+    queues every owner of every plan area. Given a URL, up to `workers` connections drain at
+    once (one when the queue holds no more than a chunk), each chunk in its own transaction,
+    so a failure keeps what was already posted and leaves the rest queued. Given a
+    Connection, one worker runs in the caller's transaction. with_posted=True also returns
+    the lines the run changed (owner, parcel, measure, acres before and after).
     """
     if isinstance(url_or_conn, sa.Connection):
         return _recompute_on(url_or_conn, all, chunk, with_posted)
     eng = dbmod.engine(url_or_conn, pool_size=max(workers, 1) + 1)
     start = time.perf_counter()
     try:
-        with eng.begin() as conn:
-            run_id = conn.execute(sa.text("SELECT ledger.start_run(:m, :w)"),
-                                  {"m": "all" if all else "queue", "w": workers}).scalar_one()
-        try:
-            if all:
-                with eng.begin() as conn:
-                    conn.execute(sa.text("SELECT ledger.enqueue_all(:r)"), {"r": run_id})
-            _run_workers(eng, run_id, max(workers, 1), chunk)
-        except Exception as exc:
-            with eng.begin() as conn:
-                conn.execute(sa.text("SELECT ledger.finish_run(:r, 'failed', :m)"),
-                             {"r": run_id, "m": " ".join(str(exc).split())[:500]})
-            raise
-        with eng.begin() as conn:
-            conn.execute(sa.text("SELECT ledger.finish_run(:r)"), {"r": run_id})
+        with eng.connect() as conn:
+            with conn.begin():
+                run_id = conn.execute(sa.text("SELECT ledger.start_run(:m, :w)"),
+                                      {"m": "all" if all else "queue", "w": workers}
+                                      ).scalar_one()
+            try:
+                with conn.begin():
+                    if all:
+                        conn.execute(sa.text("SELECT ledger.enqueue_all(:r)"), {"r": run_id})
+                    waiting = conn.execute(sa.text(
+                        "SELECT count(*) FROM ledger.change_queue WHERE processed_at IS NULL")
+                    ).scalar_one()
+                helpers = min(max(workers, 1), -(-waiting // chunk)) - 1
+                _run_workers(eng, conn, run_id, helpers, chunk)
+            except Exception as exc:
+                conn.rollback()
+                with conn.begin():
+                    conn.execute(sa.text("SELECT ledger.finish_run(:r, 'failed', :m)"),
+                                 {"r": run_id, "m": " ".join(str(exc).split())[:500]})
+                raise
+            with conn.begin():
+                conn.execute(sa.text("SELECT ledger.finish_run(:r)"), {"r": run_id})
             return _summary(conn, run_id, time.perf_counter() - start, with_posted)
     finally:
         eng.dispose()
 
 
-def _run_workers(eng: sa.Engine, run_id: int, workers: int, chunk: int) -> None:
+def _run_workers(eng: sa.Engine, conn: sa.Connection, run_id: int, helpers: int,
+                 chunk: int) -> None:
+    """Drain on `conn` and on `helpers` more connections at once (threads)."""
     errors: list[BaseException] = []
 
     def work() -> None:
         try:
-            with eng.connect() as conn:
-                _drain(conn, run_id, chunk)
+            with eng.connect() as own:
+                _drain(own, run_id, chunk)
         except BaseException as exc:  # re-raised in the caller's thread
             errors.append(exc)
 
     threads = [threading.Thread(target=work, name=f"ledger-worker-{i}")
-               for i in range(workers)]
+               for i in range(helpers)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        _drain(conn, run_id, chunk)
+    finally:
+        for t in threads:
+            t.join()
     if errors:
         raise errors[0]
 

@@ -141,6 +141,8 @@ def define(md: sa.MetaData, srid: int) -> None:
         _owner_check(),
         sa.Index("ix_change_queue_waiting", "queue_id",
                  postgresql_where=sa.text("processed_at IS NULL")),
+        sa.Index("ix_change_queue_waiting_permit", "permit_id",
+                 postgresql_where=sa.text("processed_at IS NULL")),
         schema="ledger",
         comment="Owners (permits, District projects) whose inputs changed, waiting for "
                 "recompute; rows are kept, marked processed, as the audit of why.",

@@ -16,16 +16,16 @@ RETURNS TABLE (
 )
 LANGUAGE sql STABLE AS $$
   WITH imp AS (
-    SELECT ST_Union(i.geom ORDER BY i.version_id)
-             FILTER (WHERE i.kind <> 'drain_partial') AS full_g,
-           ST_Union(i.geom ORDER BY i.version_id)
-             FILTER (WHERE i.kind = 'drain_partial') AS partial_g,
+    SELECT ledger.union_all(array_agg(i.geom ORDER BY i.version_id)
+             FILTER (WHERE i.kind <> 'drain_partial')) AS full_g,
+           ledger.union_all(array_agg(i.geom ORDER BY i.version_id)
+             FILTER (WHERE i.kind = 'drain_partial')) AS partial_g,
            array_agg(i.version_id ORDER BY i.version_id) AS versions,
            ST_Envelope(ST_Collect(i.geom)) AS box
     FROM core.impact i
     WHERE i.permit_id = p_permit_id AND i.valid_to IS NULL AND i.plan_area_id = p_plan_area_id
   ), wet AS (
-    SELECT ST_Union(b.geom ORDER BY b.version_id) AS geom,
+    SELECT ledger.union_all(array_agg(b.geom ORDER BY b.version_id)) AS geom,
            array_agg(b.version_id ORDER BY b.version_id) AS versions,
            array_agg(DISTINCT b.delineation_version_id) AS dversions
     FROM imp CROSS JOIN LATERAL ledger.baseline_wetland(p_plan_area_id, p_on, imp.box) b

@@ -37,31 +37,33 @@ LANGUAGE sql STABLE AS $$
       AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
   ), u AS (
     SELECT
-      ST_Union(geom ORDER BY version_id)
-        FILTER (WHERE component = 'wetland' AND status = 'certified') AS cert,
-      ST_Union(geom ORDER BY version_id)
-        FILTER (WHERE component = 'wetland' AND status = 'constructed') AS cons,
-      ST_Union(geom ORDER BY version_id)
-        FILTER (WHERE component = 'wetland' AND status = 'proposed') AS prop,
-      ST_Union(geom ORDER BY version_id) FILTER (WHERE component = 'wetland') AS wet_any,
-      ST_Union(geom ORDER BY version_id) FILTER (WHERE component = 'upland') AS upland,
+      ledger.union_all(array_agg(geom ORDER BY version_id)
+        FILTER (WHERE component = 'wetland' AND status = 'certified')) AS cert,
+      ledger.union_all(array_agg(geom ORDER BY version_id)
+        FILTER (WHERE component = 'wetland' AND status = 'constructed')) AS cons,
+      ledger.union_all(array_agg(geom ORDER BY version_id)
+        FILTER (WHERE component = 'wetland' AND status = 'proposed')) AS prop,
+      ledger.union_all(array_agg(geom ORDER BY version_id)
+        FILTER (WHERE component = 'wetland')) AS wet_any,
+      ledger.union_all(array_agg(geom ORDER BY version_id)
+        FILTER (WHERE component = 'upland')) AS upland,
       array_agg(version_id ORDER BY version_id) AS versions,
       ST_Envelope(ST_Collect(geom) FILTER (WHERE component = 'wetland')) AS box
     FROM rep
   ), wet AS (
-    SELECT ST_Union(b.geom ORDER BY b.version_id) AS geom,
+    SELECT ledger.union_all(array_agg(b.geom ORDER BY b.version_id)) AS geom,
            array_agg(b.version_id ORDER BY b.version_id) AS versions,
            array_agg(DISTINCT b.delineation_version_id) AS dversions
     FROM u CROSS JOIN LATERAL ledger.baseline_wetland(p_plan_area_id, p_on, u.box) b
     WHERE ST_Intersects(b.geom, u.wet_any)
   ), buf AS (
-    SELECT ST_Union(b.geom ORDER BY b.version_id) AS geom,
+    SELECT ledger.union_all(array_agg(b.geom ORDER BY b.version_id)) AS geom,
            array_agg(b.version_id ORDER BY b.version_id) AS versions
     FROM u JOIN core.buffer b
       ON b.geom && u.box AND ST_Intersects(b.geom, u.wet_any)
     WHERE b.valid_to IS NULL AND b.plan_area_id = p_plan_area_id
   ), her AS (
-    SELECT ST_Union(h.geom ORDER BY h.version_id) AS geom,
+    SELECT ledger.union_all(array_agg(h.geom ORDER BY h.version_id)) AS geom,
            array_agg(h.version_id ORDER BY h.version_id) AS versions
     FROM u JOIN core.heritage_area h
       ON h.geom && u.box AND ST_Intersects(h.geom, u.wet_any)
@@ -69,15 +71,15 @@ LANGUAGE sql STABLE AS $$
     WHERE h.valid_to IS NULL AND h.plan_area_id = p_plan_area_id
       AND h.community_kind = 'upland' AND hr.ordinal <= p_heritage_threshold_ordinal
   ), cw AS (
-    SELECT ST_Union(c.geom ORDER BY c.version_id) AS geom,
+    SELECT ledger.union_all(array_agg(c.geom ORDER BY c.version_id)) AS geom,
            array_agg(c.version_id ORDER BY c.version_id) AS versions
     FROM core.cwmp_area c
     WHERE c.valid_to IS NULL AND c.plan_area_id = p_plan_area_id
   ), parts AS (
     SELECT u.cert AS cert,
            ledger.minus(u.cons, u.cert) AS cons,
-           ledger.minus(u.prop, ST_Union(ARRAY[u.cert, u.cons])) AS prop,
-           ST_Union(ARRAY[wet.geom, buf.geom, her.geom, u.upland]) AS excluded,
+           ledger.minus(u.prop, ledger.union_all(ARRAY[u.cert, u.cons])) AS prop,
+           ledger.union_all(ARRAY[wet.geom, buf.geom, her.geom, u.upland]) AS excluded,
            cw.geom AS plan
     FROM u, wet, buf, her, cw
   )

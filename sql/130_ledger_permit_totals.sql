@@ -130,7 +130,7 @@ RETURNS TABLE (
   transfer_out_acres numeric,
   balance_acres numeric
 )
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE SET jit = off AS $$
   SELECT p_permit_id, m.measured_on, m.impact_acres, m.required_acres, m.credit_acres,
          m.credit_proposed_acres, m.credit_constructed_acres, m.transfer_in_acres,
          m.transfer_out_acres,

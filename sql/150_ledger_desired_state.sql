@@ -15,7 +15,13 @@ RETURNS TABLE (
   acres numeric,
   inputs jsonb
 )
-LANGUAGE sql STABLE AS $$
+LANGUAGE plpgsql STABLE
+SET jit = off   -- hundreds of small geometry queries: compiling them costs seconds, saves none
+SET plan_cache_mode = force_generic_plan  -- planned once per session, not once per chunk
+AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   WITH own AS (
     SELECT x.permit_id, NULL::text AS district_project
     FROM unnest(p_permit_ids) AS x(permit_id) WHERE x.permit_id IS NOT NULL
@@ -55,9 +61,12 @@ LANGUAGE sql STABLE AS $$
     GROUP BY o.okey, b.basis, o.parcel_id
     UNION ALL
     SELECT DISTINCT m.okey, 'pins', p.parcel_id, 1::numeric
-    FROM m JOIN core.parcel p
-      ON p.pin_normalized = ANY(m.parcel_pins) AND p.valid_to IS NULL
-     AND p.plan_area_id = p_plan_area_id
+    FROM m
+    CROSS JOIN LATERAL unnest(m.parcel_pins) AS pin(pin_normalized)
+    JOIN core.feature f
+      ON f.layer = 'parcel' AND f.plan_area_id = p_plan_area_id
+     AND f.feature_key = pin.pin_normalized
+    JOIN core.parcel p ON p.parcel_id = f.feature_id AND p.valid_to IS NULL
   ), total AS (               -- each owner's total per measure
     SELECT m.okey, t.measure, t.acres, m.impact_acres > 0 AS has_impact
     FROM m CROSS JOIN LATERAL (VALUES
@@ -77,21 +86,23 @@ LANGUAGE sql STABLE AS $$
     CROSS JOIN LATERAL (VALUES (true, 1, 'impact'), (true, 2, 'pins'),
                                (false, 1, c.own_basis), (false, 2, 'any'), (false, 3, 'pins'))
          AS w(with_impact, priority, basis)
+  ), basis_set AS (           -- each basis as arrays, to join by equality
+    SELECT b.okey, b.basis, array_agg(b.parcel_id ORDER BY b.parcel_id) AS parcels,
+           array_agg(b.weight ORDER BY b.parcel_id) AS weights
+    FROM basis b
+    WHERE b.weight > 0
+    GROUP BY b.okey, b.basis
   ), chosen AS (              -- per owner and measure, the first basis that has weight
-    SELECT DISTINCT ON (t.okey, t.measure) t.okey, t.measure, c.basis
+    SELECT DISTINCT ON (t.okey, t.measure) t.okey, t.measure, t.acres, bs.parcels, bs.weights
     FROM total t
     JOIN chain c ON c.measure = t.measure AND c.with_impact = t.has_impact
-    WHERE EXISTS (SELECT 1 FROM basis b WHERE b.okey = t.okey AND b.basis = c.basis
-                  AND b.weight > 0)
-    ORDER BY t.okey, t.measure, c.priority
+    LEFT JOIN basis_set bs ON bs.okey = t.okey AND bs.basis = c.basis
+    ORDER BY t.okey, t.measure, bs.okey IS NULL, c.priority
   ), allocated AS (
-    SELECT t.okey, t.measure, s.parcel_id, s.acres
-    FROM total t
-    LEFT JOIN chosen c ON c.okey = t.okey AND c.measure = t.measure
-    CROSS JOIN LATERAL ledger.split(
-      t.acres,
-      ARRAY(SELECT b.parcel_id FROM basis b WHERE b.okey = t.okey AND b.basis = c.basis),
-      ARRAY(SELECT b.weight FROM basis b WHERE b.okey = t.okey AND b.basis = c.basis)) s
+    SELECT c.okey, c.measure, sp.parcel_id, sp.acres
+    FROM chosen c
+    CROSS JOIN LATERAL ledger.split(c.acres, coalesce(c.parcels, '{}'),
+                                    coalesce(c.weights, '{}')) sp
     UNION ALL
     SELECT b.okey, 'credit_hosted', b.parcel_id, b.weight
     FROM basis b WHERE b.basis = 'counted'
@@ -101,7 +112,8 @@ LANGUAGE sql STABLE AS $$
            SELECT pv.version_id FROM core.parcel pv
            WHERE pv.parcel_id = a.parcel_id AND pv.valid_to IS NULL))
   FROM allocated a JOIN m ON m.okey = a.okey
-  WHERE a.acres <> 0
+  WHERE a.acres <> 0;
+END
 $$;
 COMMENT ON FUNCTION ledger.desired_state(integer, bigint[], text[]) IS
   'The ledger lines the current inputs imply for some owners (permits; District projects by '

@@ -128,11 +128,13 @@ BEGIN
       SELECT DISTINCT ch.*, e.permit_id, e.district_project
       FROM changed ch JOIN ledger.entry e ON %1$L = 'parcel' AND e.parcel_id = ch.fid
       UNION ALL                 -- and the permits that name its PIN
-      SELECT ch.*, pm.permit_id, NULL
+      SELECT ch.*, pp.permit_id, NULL
       FROM changed ch
-      JOIN core.parcel p ON %1$L = 'parcel' AND p.parcel_id = ch.fid
-      JOIN core.permit pm ON pm.valid_to IS NULL AND pm.plan_area_id = ch.plan_area_id
-       AND p.pin_normalized = ANY(pm.parcel_pins)
+      JOIN core.feature f ON %1$L = 'parcel' AND f.feature_id = ch.fid
+      JOIN (SELECT pm.permit_id, pm.plan_area_id, unnest(pm.parcel_pins) AS pin
+            FROM core.permit pm
+            WHERE %1$L = 'parcel' AND pm.valid_to IS NULL) pp
+        ON pp.pin = f.feature_key AND pp.plan_area_id = ch.plan_area_id
     )
     INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
                                      feature_id, version_id, parcel_id, reason)
@@ -251,15 +253,20 @@ LANGUAGE sql AS $$
     SELECT pa.plan_area_id, o.permit_id, o.district_project, 'recompute',
            format('recompute of everything requested (run %s)', p_run_id)
     FROM core.plan_area pa CROSS JOIN LATERAL ledger.all_owners(pa.plan_area_id) o
+    WHERE NOT EXISTS (      -- an owner already waiting is recomputed anyway
+      SELECT 1 FROM ledger.change_queue c
+      WHERE c.processed_at IS NULL AND c.plan_area_id = pa.plan_area_id
+        AND c.permit_id IS NOT DISTINCT FROM o.permit_id
+        AND c.district_project IS NOT DISTINCT FROM o.district_project)
     RETURNING 1
   )
   SELECT count(*)::integer FROM ins
 $$;
 COMMENT ON FUNCTION ledger.enqueue_all(bigint) IS
-  'Queues every owner of every plan area (rulem-db recompute --all).';
+  'Queues every owner of every plan area not already waiting (rulem-db recompute --all).';
 
 CREATE OR REPLACE FUNCTION ledger.drain(p_run_id bigint, p_limit integer DEFAULT 100)
-RETURNS integer LANGUAGE plpgsql AS $$
+RETURNS integer LANGUAGE plpgsql SET jit = off AS $$
 DECLARE
   ids bigint[];
   g record;
@@ -272,6 +279,16 @@ BEGIN
   IF ids IS NULL THEN
     RETURN 0;
   END IF;
+  -- The same owners' other waiting rows come along, so an owner is recomputed once for all
+  -- its changes (rows another worker holds stay with it).
+  SELECT ids || coalesce(array_agg(q.queue_id), '{}') INTO ids
+  FROM (SELECT c.queue_id FROM ledger.change_queue c
+        WHERE c.processed_at IS NULL AND c.queue_id <> ALL(ids)
+          AND (c.permit_id IN (SELECT x.permit_id FROM ledger.change_queue x
+                               WHERE x.queue_id = ANY(ids))
+               OR c.district_project IN (SELECT x.district_project FROM ledger.change_queue x
+                                         WHERE x.queue_id = ANY(ids)))
+        FOR UPDATE SKIP LOCKED) q;
   FOR g IN
     SELECT o.plan_area_id,
            coalesce(array_agg(o.permit_id) FILTER (WHERE o.permit_id IS NOT NULL), '{}')

@@ -293,27 +293,27 @@ COMMENT ON COLUMN pub.ledger_entry.posted_by IS 'Database user that posted it.';
 -- the ledger and core for them; the search path is pinned.
 CREATE OR REPLACE FUNCTION pub.parcel_balance_at(p_at timestamptz)
 RETURNS SETOF pub.parcel_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public AS
+SET search_path = pg_catalog, public SET jit = off AS
 $$ SELECT * FROM ledger.parcel_balance_at(p_at) $$;
 CREATE OR REPLACE FUNCTION pub.permit_balance_at(p_at timestamptz)
 RETURNS SETOF pub.permit_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public AS
+SET search_path = pg_catalog, public SET jit = off AS
 $$ SELECT * FROM ledger.permit_balance_at(p_at) $$;
 CREATE OR REPLACE FUNCTION pub.plan_balance_at(p_at timestamptz)
 RETURNS SETOF pub.plan_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public AS
+SET search_path = pg_catalog, public SET jit = off AS
 $$ SELECT * FROM ledger.plan_balance_at(p_at) $$;
 CREATE OR REPLACE FUNCTION pub.parcel_balance_as_of(p_on date)
 RETURNS SETOF pub.parcel_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public AS
+SET search_path = pg_catalog, public SET jit = off AS
 $$ SELECT * FROM ledger.parcel_balance_at(ledger.end_of(p_on)) $$;
 CREATE OR REPLACE FUNCTION pub.permit_balance_as_of(p_on date)
 RETURNS SETOF pub.permit_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public AS
+SET search_path = pg_catalog, public SET jit = off AS
 $$ SELECT * FROM ledger.permit_balance_at(ledger.end_of(p_on)) $$;
 CREATE OR REPLACE FUNCTION pub.plan_balance_as_of(p_on date)
 RETURNS SETOF pub.plan_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public AS
+SET search_path = pg_catalog, public SET jit = off AS
 $$ SELECT * FROM ledger.plan_balance_at(ledger.end_of(p_on)) $$;
 
 COMMENT ON FUNCTION pub.parcel_balance_at(timestamptz) IS

@@ -165,6 +165,9 @@ def upgrade() -> None:
     )
     op.create_index('ix_change_queue_waiting', 'change_queue', ['queue_id'], unique=False,
                     schema='ledger', postgresql_where=sa.text('processed_at IS NULL'))
+    op.create_index('ix_change_queue_waiting_permit', 'change_queue', ['permit_id'],
+                    unique=False, schema='ledger',
+                    postgresql_where=sa.text('processed_at IS NULL'))
 
 
 def downgrade() -> None:

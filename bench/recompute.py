@@ -1,0 +1,406 @@
+"""Benchmark: the ledger's recompute on a synthetic county-sized plan area, against a plain
+geopandas overlay of the same layers.
+
+    env -u PYTHONDONTWRITEBYTECODE .venv/bin/python bench/recompute.py [--keep] [--seed N]
+
+Builds a scratch database on the embedded cluster (`rulem_bench_ledger`, dropped at the end
+unless --keep): 100,000 parcels, 30,000 wetlands in 100 delineations plus 20 later
+re-delineations that supersede parts of them, 2,000 permits (impacts, replacements of every
+status, upland components, buffers), 500 heritage areas, 10 District projects and credit
+transfers, all generated in SQL with generate_series. Then it prints:
+
+  * the full recompute (rulem-db recompute --all, two workers) on an empty ledger, and again
+    when nothing changed;
+  * the recompute after one wetland changed, with the entries and parcels it touched;
+  * the same acres (impact and credit per permit, required per parcel) from geopandas:
+    read the layers, overlay, dissolve, allocate; timed with and without reading;
+  * both sets of figures side by side, with the largest difference.
+
+Targets (issue 4): full recompute at least 5x faster than the geopandas overlay; one-change
+recompute under 1% of the full one. Every permit's baseline date is after every approval, so
+one wetland layer serves all permits and geopandas computes the same thing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from rulem_db import cluster, db, ledger
+
+DBNAME = "rulem_bench_ledger"
+ACRE_M2 = 4046.8564224
+PARTIAL_DRAIN_FACTOR = 0.5  # the seeded parameter (spec section 6)
+
+# Sizes: a 40 km x 40 km plan area (Anoka County is about 1,150 km^2).
+COLS, ROWS = 400, 250           # 100,000 parcels of 100 m x 160 m
+PARCEL_W, PARCEL_H = 100.0, 160.0
+X0, Y0 = 480_000.0, 4_990_000.0
+WETLANDS, PERMITS, HERITAGE, PROJECTS, TRANSFERS = 30_000, 2_000, 500, 10, 100
+
+GENERATE = """
+SELECT setseed(:seed);
+INSERT INTO core.cwmp_area (plan_area_id, name, geom)
+VALUES (1, 'bench county', ST_Multi(ST_MakeEnvelope(:x0, :y0, :x0 + :cols * :pw,
+                                                    :y0 + :rows * :ph, 26915)));
+
+INSERT INTO core.parcel (plan_area_id, pin, pin_normalized, geom)
+SELECT 1, format('%s-%s', c, r), format('P%s%s', lpad(c::text, 3, '0'), lpad(r::text, 3, '0')),
+       ST_Multi(ST_MakeEnvelope(:x0 + c * :pw, :y0 + r * :ph,
+                                :x0 + (c + 1) * :pw, :y0 + (r + 1) * :ph, 26915))
+FROM generate_series(0, :cols - 1) c, generate_series(0, :rows - 1) r;
+
+-- 100 delineations tiling the county (4 km squares), approved 2005-2014, and 20 later
+-- re-delineations (2 km squares) approved 2016-2019 that supersede what they cover.
+INSERT INTO core.delineation (plan_area_id, delineation_no, status, approved_on, geom)
+SELECT 1, format('D-%s', i), 'approved', DATE '2005-01-01' + (i * 36),
+       ST_Multi(ST_MakeEnvelope(:x0 + (i % 10) * 4000, :y0 + (i / 10) * 4000,
+                                :x0 + (i % 10 + 1) * 4000, :y0 + (i / 10 + 1) * 4000, 26915))
+FROM generate_series(0, 99) i;
+INSERT INTO core.delineation (plan_area_id, delineation_no, status, approved_on, geom)
+SELECT 1, format('R-%s', i), 'approved', DATE '2016-01-01' + (i * 50),
+       ST_Multi(ST_MakeEnvelope(x, y, x + 2000, y + 2000, 26915))
+FROM (SELECT i, :x0 + floor(random() * 38000) AS x, :y0 + floor(random() * 38000) AS y
+      FROM generate_series(1, 20) i) s;
+
+-- Wetlands: irregular 16-gons 20-90 m across, each in the delineation whose study area holds
+-- its centre (the re-delineations take theirs first).
+CREATE TEMP TABLE w_src AS
+SELECT i, ST_SetSRID(ST_MakePoint(:x0 + random() * :cols * :pw,
+                                  :y0 + random() * :rows * :ph), 26915) AS c,
+       10 + random() * 35 AS r1, 10 + random() * 35 AS r2, random() * pi() AS rot
+FROM generate_series(1, :wetlands) i;
+INSERT INTO core.wetland (plan_area_id, delineation_id, source_fid, circular39_type, geom)
+SELECT 1, d.delineation_id, 'W' || w.i, (1 + (w.i % 8))::text,
+       ST_Multi(ST_Translate(ST_Rotate(ST_Scale(ST_Buffer(ST_MakePoint(0, 0), 1, 4),
+                                                w.r1, w.r2), w.rot), ST_X(w.c), ST_Y(w.c)))
+FROM w_src w
+CROSS JOIN LATERAL (SELECT dl.delineation_id FROM core.delineation dl
+                    WHERE dl.geom && w.c AND ST_Contains(dl.geom, w.c)
+                    ORDER BY dl.approved_on DESC LIMIT 1) d;
+
+-- Permits decided 2020-2025 (5% still under review), each filling, excavating or draining
+-- 1-3 patches of a wetland, replacing on upland 100-600 m away (certified 60%, constructed
+-- 20%, proposed 20%), some with an upland component, most with a declared buffer.
+INSERT INTO core.permit (plan_area_id, permit_no, status, decided_on)
+SELECT 1, format('%s-%s', 20 + i % 6, lpad(i::text, 4, '0')),
+       CASE WHEN i % 20 = 0 THEN 'under_review' ELSE 'approved' END,
+       CASE WHEN i % 20 = 0 THEN NULL ELSE DATE '2020-01-01' + (i % 2000) END
+FROM generate_series(1, :permits) i;
+CREATE TEMP TABLE p_site AS
+SELECT p.permit_id, p.rn, w.geom AS wgeom, ST_Centroid(w.geom) AS c
+FROM (SELECT permit_id, row_number() OVER (ORDER BY permit_id) AS rn
+      FROM core.permit WHERE valid_to IS NULL) p
+JOIN (SELECT geom, row_number() OVER (ORDER BY wetland_id) AS rn FROM core.wetland) w
+  ON w.rn = p.rn * 13;
+INSERT INTO core.impact (plan_area_id, permit_id, kind, source_fid, geom)
+SELECT 1, s.permit_id,
+       (ARRAY['fill', 'fill', 'fill', 'fill', 'fill', 'fill', 'fill', 'excavate',
+              'drain_full', 'drain_partial'])[1 + floor(random() * 10)::int],
+       format('I%s-%s', s.permit_id, k),
+       ST_Multi(ST_MakeEnvelope(ST_X(s.c) - 40 + 25 * k, ST_Y(s.c) - 30 + 10 * k,
+                                ST_X(s.c) + 25 * k + random() * 30,
+                                ST_Y(s.c) + 10 * k + random() * 30, 26915))
+FROM p_site s CROSS JOIN LATERAL generate_series(0, (s.rn % 3)::int) k;
+CREATE TEMP TABLE r_site AS
+SELECT s.permit_id, s.rn,
+       ST_X(s.c) + (100 + random() * 500) * cos(a) AS x,
+       ST_Y(s.c) + (100 + random() * 500) * sin(a) AS y,
+       40 + random() * 80 AS w, 40 + random() * 80 AS h
+FROM p_site s, LATERAL (SELECT random() * 2 * pi() AS a) ang;
+INSERT INTO core.replacement (plan_area_id, permit_id, component, status, status_on,
+                              source_fid, geom)
+SELECT 1, r.permit_id, 'wetland',
+       CASE WHEN r.rn % 5 < 3 THEN 'certified' WHEN r.rn % 5 = 3 THEN 'constructed'
+            ELSE 'proposed' END, DATE '2021-01-01', format('R%s', r.permit_id),
+       ST_Multi(ST_MakeEnvelope(r.x, r.y, r.x + r.w, r.y + r.h, 26915))
+FROM r_site r;
+INSERT INTO core.replacement (plan_area_id, permit_id, component, status, status_on,
+                              source_fid, geom)
+SELECT 1, r.permit_id, 'upland', 'certified', DATE '2021-01-01', format('U%s', r.permit_id),
+       ST_Multi(ST_MakeEnvelope(r.x + 5, r.y + 5, r.x + 20, r.y + 20, 26915))
+FROM r_site r WHERE r.rn % 4 = 0;
+INSERT INTO core.buffer (plan_area_id, permit_id, source_fid, geom)
+SELECT 1, r.permit_id, format('B%s', r.permit_id),
+       ST_Multi(ST_MakeEnvelope(r.x - 15, r.y - 15, r.x + r.w + 15, r.y + 8, 26915))
+FROM r_site r WHERE r.rn % 10 <> 0;
+INSERT INTO core.heritage_area (plan_area_id, rank, community_kind, source_fid, geom)
+SELECT 1, (ARRAY['A', 'AB', 'B', 'BC', 'C', 'CD', 'D', 'unranked'])[1 + i % 8],
+       CASE WHEN i % 3 = 0 THEN 'wetland' ELSE 'upland' END, 'H' || i,
+       ST_Multi(ST_Buffer(ST_SetSRID(ST_MakePoint(:x0 + random() * :cols * :pw,
+                                                  :y0 + random() * :rows * :ph), 26915),
+                          100 + random() * 300, 8))
+FROM generate_series(1, :heritage) i;
+INSERT INTO core.replacement (plan_area_id, district_project, component, status, status_on,
+                              source_fid, geom)
+SELECT 1, format('District project %s', i), 'wetland', 'certified', DATE '2019-06-01',
+       'DP' || i,
+       ST_Multi(ST_MakeEnvelope(x, y, x + 300, y + 200, 26915))
+FROM (SELECT i, :x0 + 1000 + random() * 37000 AS x, :y0 + 1000 + random() * 37000 AS y
+      FROM generate_series(1, :projects) i) s;
+"""
+
+TRANSFERS_SQL = """
+WITH givers AS (
+  SELECT t.permit_id, t.balance_acres
+  FROM (SELECT permit_id FROM core.permit WHERE valid_to IS NULL ORDER BY permit_id) p
+  CROSS JOIN LATERAL ledger.permit_totals(p.permit_id) t
+  WHERE t.balance_acres > 0.5
+  LIMIT :n
+), takers AS (
+  SELECT permit_id, row_number() OVER (ORDER BY permit_id DESC) AS rn
+  FROM core.permit WHERE valid_to IS NULL
+)
+INSERT INTO core.credit_transfer (plan_area_id, from_permit_id, to_permit_id, acres,
+                                  transferred_on, source_fid)
+SELECT 1, g.permit_id, t.permit_id, 0.25, DATE '2024-06-01', 'T' || g.permit_id
+FROM (SELECT g.*, row_number() OVER (ORDER BY g.permit_id) AS rn FROM givers g) g
+JOIN takers t ON t.rn = g.rn AND t.permit_id <> g.permit_id
+"""
+
+
+def timed(label: str, fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    seconds = time.perf_counter() - start
+    print(f"  {label:<58} {seconds:8.2f} s", flush=True)
+    return seconds, result
+
+
+def scratch_database(keep_existing: bool) -> str:
+    """A fresh database on the embedded cluster; returns its URL."""
+    admin = make_url(cluster.ensure_embedded().admin_url)
+    eng = sa.create_engine(admin.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with eng.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{DBNAME}" WITH (FORCE)'))
+        conn.execute(sa.text(f'CREATE DATABASE "{DBNAME}"'))
+    eng.dispose()
+    url = admin.set(database=DBNAME).render_as_string(hide_password=False)
+    db.migrate(url, srid=26915, plan_area=db.DEMO_PLAN_AREA)
+    return url
+
+
+def drop_database() -> None:
+    admin = make_url(cluster.ensure_embedded().admin_url)
+    eng = sa.create_engine(admin.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with eng.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{DBNAME}" WITH (FORCE)'))
+    eng.dispose()
+
+
+def generate(url: str, seed: float) -> dict[str, int]:
+    params = {"seed": seed, "x0": X0, "y0": Y0, "cols": COLS, "rows": ROWS, "pw": PARCEL_W,
+              "ph": PARCEL_H, "wetlands": WETLANDS, "permits": PERMITS, "heritage": HERITAGE,
+              "projects": PROJECTS}
+    with db.connect(url) as conn:
+        for statement in GENERATE.split(";\n"):
+            if statement.strip():
+                conn.execute(sa.text(statement), params)
+        conn.execute(sa.text(TRANSFERS_SQL), {"n": TRANSFERS})
+        conn.execute(sa.text("ANALYZE"))
+        counts = dict(conn.execute(sa.text(
+            "SELECT 'parcels', count(*) FROM core.parcel UNION ALL "
+            "SELECT 'wetlands', count(*) FROM core.wetland UNION ALL "
+            "SELECT 'delineations', count(*) FROM core.delineation UNION ALL "
+            "SELECT 'permits', count(*) FROM core.permit UNION ALL "
+            "SELECT 'impacts', count(*) FROM core.impact UNION ALL "
+            "SELECT 'replacements', count(*) FROM core.replacement UNION ALL "
+            "SELECT 'buffers', count(*) FROM core.buffer UNION ALL "
+            "SELECT 'heritage areas', count(*) FROM core.heritage_area UNION ALL "
+            "SELECT 'credit transfers', count(*) FROM core.credit_transfer")).all())
+    return counts
+
+
+# -- geopandas: the same figures from a plain overlay -----------------------------------------
+
+def read_layers(url: str) -> dict[str, gpd.GeoDataFrame]:
+    """The current layers, as a geopandas user would read them."""
+    queries = {
+        "parcel": "SELECT parcel_id, geom FROM core.parcel WHERE valid_to IS NULL",
+        "wetland": "SELECT wetland_id, delineation_id, geom FROM core.wetland "
+                   "WHERE valid_to IS NULL",
+        "delineation": "SELECT delineation_id, approved_on, geom FROM core.delineation "
+                       "WHERE valid_to IS NULL AND status = 'approved'",
+        "impact": "SELECT permit_id, kind, geom FROM core.impact WHERE valid_to IS NULL",
+        "replacement": "SELECT permit_id, component, status, geom FROM core.replacement "
+                       "WHERE valid_to IS NULL AND permit_id IS NOT NULL",
+        "buffer": "SELECT geom FROM core.buffer WHERE valid_to IS NULL",
+        "heritage": "SELECT h.geom FROM core.heritage_area h JOIN core.heritage_rank r "
+                    "USING (rank) WHERE h.valid_to IS NULL AND h.community_kind = 'upland' "
+                    "AND r.ordinal <= 4",
+        "cwmp": "SELECT geom FROM core.cwmp_area WHERE valid_to IS NULL",
+    }
+    eng = db.engine(url)
+    try:
+        with eng.connect() as conn:
+            return {k: gpd.read_postgis(sa.text(q), conn, geom_col="geom").rename_geometry(
+                        "geometry") for k, q in queries.items()}
+    finally:
+        eng.dispose()
+
+
+def _minus(a: gpd.GeoSeries, b: gpd.GeoSeries) -> gpd.GeoSeries:
+    """a - b row by row on a's index, where b may lack rows (then a stays)."""
+    other = b.reindex(a.index)
+    out = shapely.difference(a.values, other.values)
+    return gpd.GeoSeries(np.where(other.isna().values, a.values, out), index=a.index,
+                         crs=a.crs)
+
+
+def geopandas_figures(L: dict[str, gpd.GeoDataFrame]) -> dict[str, pd.Series]:
+    """Impact and certified credit per permit, required per parcel, by overlay: the spec's rules
+    with geopandas (the baseline wetland layer is the same for every permit here)."""
+    # Baseline wetland (sql/050's rule): a delineation's wetlands, clipped to its study area
+    # minus the study areas approved after it where any such area meets it.
+    dl = L["delineation"]
+    wet = L["wetland"]
+    parts = []
+    for d in dl.itertuples():
+        mine = wet[wet.delineation_id == d.delineation_id]
+        later = dl[((dl.approved_on > d.approved_on)
+                    | ((dl.approved_on == d.approved_on)
+                       & (dl.delineation_id > d.delineation_id)))
+                   & dl.intersects(d.geometry)]
+        if len(later):
+            area = d.geometry.difference(later.union_all())
+            mine = mine.set_geometry(mine.intersection(area))
+        parts.append(mine[~mine.is_empty])
+    base = gpd.GeoDataFrame(pd.concat(parts, ignore_index=True), crs=wet.crs)
+
+    # Impact: per permit, the full-factor kinds unioned, partial drains minus those, each
+    # intersected with the wetland (dissolved again: wetlands may overlap).
+    imp = L["impact"]
+    full = imp[imp.kind != "drain_partial"].dissolve(by="permit_id").geometry
+    part = _minus(imp[imp.kind == "drain_partial"].dissolve(by="permit_id").geometry, full)
+    pieces = gpd.GeoDataFrame(
+        {"permit_id": np.r_[full.index, part.index],
+         "factor": np.r_[np.ones(len(full)), np.full(len(part), PARTIAL_DRAIN_FACTOR)]},
+        geometry=np.r_[full.values, part.values], crs=imp.crs)
+    inter = gpd.overlay(pieces, base[["geometry"]], how="intersection", keep_geom_type=True)
+    inter = inter.dissolve(by=["permit_id", "factor"]).reset_index()
+    inter["acres"] = inter.area / ACRE_M2 * inter.factor
+    impact = inter.groupby("permit_id").acres.sum()
+
+    # Required per parcel: each permit's required acres in proportion to its impact there.
+    on_parcel = gpd.overlay(inter[["permit_id", "factor", "geometry"]], L["parcel"],
+                            how="intersection", keep_geom_type=True)
+    on_parcel["w"] = on_parcel.area / ACRE_M2 * on_parcel.factor
+    w = on_parcel.groupby(["permit_id", "parcel_id"]).w.sum()
+    share = w / w.groupby(level="permit_id").transform("sum")
+    required = (share * impact.reindex(share.index.get_level_values("permit_id")).values
+                ).groupby(level="parcel_id").sum()
+
+    # Certified credit: wetland components minus the permit's upland components, then minus
+    # baseline wetland, declared buffers and heritage upland ranked BC or better, inside the
+    # plan area.
+    rep = L["replacement"]
+    cert = rep[(rep.component == "wetland") & (rep.status == "certified")].dissolve(
+        by="permit_id").geometry
+    cert = _minus(cert, rep[rep.component == "upland"].dissolve(by="permit_id").geometry)
+    credit = gpd.GeoDataFrame({"permit_id": cert.index}, geometry=cert.values, crs=rep.crs)
+    for layer in (base, L["buffer"], L["heritage"]):
+        credit = gpd.overlay(credit, layer[["geometry"]], how="difference",
+                             keep_geom_type=True)
+    credit = gpd.overlay(credit, L["cwmp"], how="intersection", keep_geom_type=True)
+    credit_acres = (credit.area / ACRE_M2).groupby(credit.permit_id).sum()
+    return {"impact": impact, "credit": credit_acres, "required": required}
+
+
+def sql_figures(url: str) -> dict[str, pd.Series]:
+    eng = db.engine(url)
+    try:
+        with eng.connect() as conn:
+            own = pd.read_sql(sa.text(
+                "SELECT permit_id, sum(acres) FILTER (WHERE measure = 'impact') AS impact, "
+                "sum(acres) FILTER (WHERE measure = 'credit') AS credit "
+                "FROM ledger.entry WHERE permit_id IS NOT NULL GROUP BY permit_id"), conn)
+            req = pd.read_sql(sa.text(
+                "SELECT parcel_id, sum(acres) AS required FROM ledger.entry "
+                "WHERE measure = 'required' AND permit_id IS NOT NULL GROUP BY parcel_id"), conn)
+    finally:
+        eng.dispose()
+    own = own.set_index("permit_id").astype(float)
+    return {"impact": own.impact.dropna(), "credit": own.credit.dropna(),
+            "required": req.set_index("parcel_id").required.astype(float)}
+
+
+def compare(sql: dict[str, pd.Series], gp: dict[str, pd.Series]) -> None:
+    print("\n  figure                          rulem-db (SQL)      geopandas   max |diff| "
+          "per row   rows")
+    for key, label in (("impact", "impact acres, all permits"),
+                       ("credit", "certified credit acres"),
+                       ("required", "required acres on parcels")):
+        a, b = sql[key], gp[key]
+        both = pd.concat([a.rename("sql"), b.rename("gp")], axis=1).fillna(0.0)
+        diff = (both.sql - both.gp).abs().max()
+        print(f"  {label:<30} {a.sum():14.4f} {b.sum():14.4f}   {diff:18.2e}   {len(both):6d}")
+
+
+def one_wetland_change(url: str) -> tuple[float, ledger.RecomputeSummary]:
+    with db.connect(url) as conn:
+        wid = conn.execute(sa.text(
+            "SELECT w.wetland_id FROM core.wetland w JOIN core.impact i "
+            "ON i.geom && w.geom AND ST_Intersects(i.geom, w.geom) AND i.valid_to IS NULL "
+            "WHERE w.valid_to IS NULL ORDER BY w.wetland_id LIMIT 1")).scalar_one()
+        conn.execute(sa.text(
+            "UPDATE core.wetland SET geom = ST_Multi(ST_Buffer(geom, -3)) "
+            "WHERE wetland_id = :w AND valid_to IS NULL"), {"w": wid})
+    seconds, summary = timed("recompute after one changed wetland (queue)",
+                             lambda: ledger.recompute(url, with_posted=True))
+    return seconds, summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--seed", type=float, default=0.42, help="setseed() value")
+    parser.add_argument("--workers", type=int, default=ledger.DEFAULT_WORKERS)
+    args = parser.parse_args()
+
+    print(f"scratch database {DBNAME} on the embedded cluster")
+    timed("create and migrate", lambda: scratch_database(False))
+    url = make_url(cluster.ensure_embedded().admin_url).set(database=DBNAME).render_as_string(
+        hide_password=False)
+    _, counts = timed("generate the county in SQL", lambda: generate(url, args.seed))
+    print("  " + ", ".join(f"{v:,} {k}" for k, v in counts.items()))
+    try:
+        full, first = timed(f"full recompute, empty ledger ({args.workers} workers)",
+                            lambda: ledger.recompute(url, all=True, workers=args.workers))
+        print(f"    {first}")
+        again, second = timed("full recompute again, nothing changed",
+                              lambda: ledger.recompute(url, all=True, workers=args.workers))
+        print(f"    {second}")
+        one, summary = one_wetland_change(url)
+        pins = sorted({r["pin"] for r in summary.posted if r["pin"]})
+        print(f"    {summary}; parcels touched: {', '.join(pins) or 'none'}")
+
+        read_s, layers = timed("geopandas: read the layers from PostGIS",
+                               lambda: read_layers(url))
+        gp_s, gp = timed("geopandas: overlay, dissolve, allocate",
+                         lambda: geopandas_figures(layers))
+        sql = sql_figures(url)
+        compare(sql, gp)
+        print("\n  summary")
+        print(f"    full recompute (SQL, empty ledger)      {full:8.2f} s")
+        print(f"    geopandas overlay (compute only)        {gp_s:8.2f} s   "
+              f"-> SQL is {gp_s / full:5.1f}x faster (target >= 5x)")
+        print(f"    geopandas overlay (read + compute)      {read_s + gp_s:8.2f} s   "
+              f"-> SQL is {(read_s + gp_s) / full:5.1f}x faster")
+        print(f"    one changed wetland                     {one:8.3f} s   "
+              f"= {100 * one / full:5.2f}% of the full recompute (target < 1%)")
+    finally:
+        if not args.keep:
+            drop_database()
+
+
+if __name__ == "__main__":
+    main()
