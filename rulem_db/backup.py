@@ -86,3 +86,4 @@ def restore(url: str, path: Path) -> None:
     args, env = _libpq(url)
     _run([_tool("pg_restore", url), "--no-password", "--exit-on-error", "--single-transaction",
           *args, str(path)], env, f"pg_restore of {path.name}")
+    dbmod.migrate(url)  # a backup of an older release comes up to date; styles re-pointed

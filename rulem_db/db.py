@@ -68,6 +68,11 @@ def migrate(url: str, srid: int | None = None, plan_area: tuple[str, str] | None
                 raise RuntimeError("rulem-db needs PostgreSQL 15 or newer")
             ensure_extensions(conn)
             command.upgrade(alembic_config(conn, srid), "head")
+            # QGIS finds default styles by database name, which a copy, a restore or a test
+            # clone changes: re-point them on every migration (cheap, idempotent).
+            if conn.execute(sa.text(
+                    "SELECT to_regprocedure('ops.seed_layer_styles()')")).scalar():
+                conn.execute(sa.text("SELECT ops.seed_layer_styles()"))
             if plan_area:
                 conn.execute(sa.text("SELECT core.ensure_plan_area(:c, :n)"),
                              {"c": plan_area[0], "n": plan_area[1]})
