@@ -52,6 +52,16 @@ DECLARE
   near geometry;
   trails geometry;
 BEGIN
+  -- During checks.run_checks the sites are computed once into a temporary table and every
+  -- buffer check reads them from there (rulem.check_buffer_site = 'ready' while it is filled).
+  IF current_setting('rulem.check_buffer_site', true) = 'ready' THEN
+    RETURN QUERY EXECUTE
+      'SELECT permit_id, baseline_on, parcels, edge, wetland, central, buffer, own_buffer, '
+      'effective FROM pg_temp.check_buffer_site '
+      'WHERE plan_area_id = $1 AND ($2 IS NULL OR permit_id = $2) ORDER BY permit_id'
+      USING p_plan_area_id, p_permit_id;
+    RETURN;
+  END IF;
   FOR s IN
     SELECT ps.permit_id, ps.baseline_on, ps.parcels FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id AND ps.parcels IS NOT NULL

@@ -46,7 +46,7 @@ LANGUAGE sql IMMUTABLE SET jit = off AS $$
                    AND ST_Intersects(p_wetland, ST_Translate(n.p, n.nx * checks.snap_m(),
                                                               n.ny * checks.snap_m()))
                   THEN -1 ELSE 1 END AS side) o
-  ), measured AS (
+  ), measured AS MATERIALIZED (  -- the width once, not once per use
     SELECT r.*, coalesce((
       SELECT max(greatest(ST_Distance(r.p, ST_StartPoint(part.geom)),
                           ST_Distance(r.p, ST_EndPoint(part.geom))))

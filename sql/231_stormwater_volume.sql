@@ -52,7 +52,7 @@ LANGUAGE sql STABLE SET jit = off AS $$
     FROM sw JOIN core.land_cover lc
       ON lc.permit_id = sw.permit_id AND lc.valid_to IS NULL
      AND lc.geom && sw.geom AND ST_Intersects(lc.geom, sw.geom)
-  ), piece AS (
+  ), piece AS MATERIALIZED (  -- each overlay once, not once per subwatershed joined
     SELECT c.subwatershed_id, c.cover_class, so.hydrologic_soil_group AS hsg,
            so.high_groundwater OR so.contaminated AS unsuited,
            ST_Area(ST_Intersection(c.geom, so.geom)) AS area_m2

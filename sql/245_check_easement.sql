@@ -18,13 +18,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id AND ps.parcels IS NOT NULL
       AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
-  ), wet AS (
+  ), wet AS MATERIALIZED (
     SELECT site.permit_id,
            ST_Intersection((SELECT ST_Union(w.geom) FROM checks.post_project_wetland(
                               p_plan_area_id, site.permit_id, site.baseline_on, site.near) w),
                            checks.plan_boundary(p_plan_area_id)) AS geom
     FROM site
-  ), enclosed AS (
+  ), enclosed AS MATERIALIZED (
     -- wetland with its holes filled: wetland plus the upland it encloses
     SELECT wet.permit_id,
            (SELECT ST_Union(ST_MakePolygon(ST_ExteriorRing(d.geom)))

@@ -48,6 +48,14 @@ BEGIN
   END IF;
   INSERT INTO checks.run (plan_area_id, permit_id) VALUES (p_plan_area_id, p_permit_id)
   RETURNING run_id INTO rid;
+  -- Five buffer checks start from the same sites: compute them once for this run
+  -- (checks.buffer_site reads this table while the setting says it is ready).
+  PERFORM set_config('rulem.check_buffer_site', '', true);
+  DROP TABLE IF EXISTS pg_temp.check_buffer_site;
+  CREATE TEMP TABLE check_buffer_site AS
+  SELECT p_plan_area_id AS plan_area_id, s.*
+  FROM checks.buffer_site(p_plan_area_id, p_permit_id) s;
+  PERFORM set_config('rulem.check_buffer_site', 'ready', true);
 
   WITH ev AS MATERIALIZED (
     SELECT * FROM checks.all_evaluations(p_plan_area_id, p_permit_id)
@@ -92,6 +100,8 @@ BEGIN
          (SELECT count(*) FROM f WHERE severity = 'warning')
   INTO n_permits, n_findings, n_errors, n_warnings;
 
+  PERFORM set_config('rulem.check_buffer_site', '', true);
+  DROP TABLE pg_temp.check_buffer_site;
   UPDATE checks.run SET finished_at = clock_timestamp(), permit_count = n_permits,
          finding_count = n_findings, error_count = n_errors, warning_count = n_warnings
   WHERE run_id = rid;
