@@ -88,24 +88,26 @@ def status(word: Any) -> str:
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[Any]],
           status_columns: Sequence[str] = ("status",), total: Sequence[Any] | None = None,
-          empty: str = "none") -> str:
-    """An HTML table; numbers right-aligned, status columns as coloured labels, an optional
-    total row in bold."""
+          empty: str = "none", numeric_columns: Sequence[str] = ()) -> str:
+    """An HTML table; numbers (and the numeric_columns, pre-formatted) right-aligned, status
+    columns as coloured labels, an optional total row in bold."""
     rows = [tuple(r) for r in rows]
     if not rows and total is None:
         return f'<p class="note">{esc(empty)}</p>'
     head = "".join(f"<th>{esc(c)}</th>" for c in columns)
-    body = [_row(columns, r, status_columns, "") for r in rows]
+    body = [_row(columns, r, status_columns, numeric_columns, "") for r in rows]
     if total is not None:
-        body.append(_row(columns, tuple(total), status_columns, ' class="total"'))
+        body.append(_row(columns, tuple(total), status_columns, numeric_columns,
+                         ' class="total"'))
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _row(columns: Sequence[str], row: Sequence[Any], status_columns: Sequence[str],
-         attrs: str) -> str:
+         numeric_columns: Sequence[str], attrs: str) -> str:
     cells = []
     for c, v in zip(columns, row, strict=True):
-        numeric = isinstance(v, int | float | decimal.Decimal) and not isinstance(v, bool)
+        numeric = (isinstance(v, int | float | decimal.Decimal) and not isinstance(v, bool)
+                   or c in numeric_columns)
         if c in status_columns:
             cells.append(f"<td>{status(v)}</td>")
         elif numeric:

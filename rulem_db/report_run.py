@@ -275,6 +275,11 @@ FINDING_HEAD = ("permit", "paragraph", "check", "severity", "parcel", "measured"
                 "unit", "message")
 
 
+def _findings_table(rows: list[dict[str, Any]], empty: str = "none") -> str:
+    return h.table(FINDING_HEAD, _finding_rows(rows), status_columns=("severity",),
+                   numeric_columns=("measured", "limit"), empty=empty)
+
+
 def _changes(data: _Data) -> str:
     new = [r for r in data.finding_changes if r["change"] == "new"]
     gone = [r for r in data.finding_changes if r["change"] == "resolved"]
@@ -282,11 +287,11 @@ def _changes(data: _Data) -> str:
     parcels = [(r["pin"], r["status_before"], r["status_after"], r["balance_before"],
                 r["balance_after"], r["balance_change"]) for r in data.parcel_changes]
     out = [f"<h3>New findings ({len(new)})</h3>",
-           h.table(FINDING_HEAD, _finding_rows(new), status_columns=("severity",)),
+           _findings_table(new),
            f"<h3>Resolved findings ({len(gone)})</h3>",
-           h.table(FINDING_HEAD, _finding_rows(gone), status_columns=("severity",)),
+           _findings_table(gone),
            f"<h3>Findings whose measure changed ({len(moved)})</h3>",
-           h.table(FINDING_HEAD, _finding_rows(moved), status_columns=("severity",)),
+           _findings_table(moved),
            f"<h3>Parcels whose balance changed ({len(parcels)})</h3>",
            h.table(("parcel", "status before", "status after", "balance before (ac)",
                     "balance after (ac)", "change (ac)"), parcels[:MAX_ROWS],
@@ -319,8 +324,7 @@ def _findings_now(data: _Data) -> str:
         more = (f'<p class="note">First {MAX_ROWS} of {len(data.findings)} findings; all are in '
                 "findings.gpkg.</p>")
     return (summary + f"<h3>Every finding ({len(data.findings)})</h3>"
-            + h.table(FINDING_HEAD, _finding_rows(data.findings), status_columns=("severity",),
-                      empty="No findings.") + more)
+            + _findings_table(data.findings, empty="No findings.") + more)
 
 
 def _balances(data: _Data) -> str:

@@ -90,6 +90,13 @@ def test_nightly_flow_through_prefect(prefect_server, db_url, engine, tmp_path):
             second.parcels_changed) == (0, 0, 0, 0)
     assert second.report_path.is_file() and second.report_path != first.report_path
 
+    # While another reconciliation holds the lock, the flow fails at once with its message.
+    with runs.ReconcileLock(db_url, runs.plan_area(db_url, None)) as held:
+        held_run = held.start_run("nightly_reconciliation", "command")
+        with nightly.database(db_url), pytest.raises(runs.ReconcileLocked,
+                                                     match=f"by run {held_run} "):
+            nightly.nightly_reconciliation(reports=str(reports), started_via="api")
+
     keys = [artifacts.key(k, "acd-53-62") for k in ("nightly", "finding-changes",
                                                     "parcel-changes")]
     found = _artifacts(keys)
