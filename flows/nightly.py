@@ -34,6 +34,7 @@ from flows import runs
 from flows.retry import call, in_flow_run
 from flows.tasks import (
     FileResult,
+    NotRecorded,
     Places,
     compare_with_previous_run,
     ingest_file,
@@ -151,6 +152,9 @@ def ingest_items(url: str, plan: runs.PlanArea, run_id: int, places: Places,
     for item in items:
         try:
             result = call(ingest_file, url, plan.code, item, places, run_id)
+        except NotRecorded as exc:  # handled and moved; only its ops.run_file row is missing
+            result = exc.result
+            runs_logger().error("run %s: %s", run_id, exc)
         except Exception as exc:  # a database error that outlasted the retries
             message = "left in the inbox for the next run: " + " ".join(str(exc).split())[:300]
             runs.record_file(url, run_id, item.rel, item.layer, None, "left", None,

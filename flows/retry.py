@@ -26,14 +26,22 @@ RETRY_DELAYS: tuple[float, ...] = (5.0, 30.0, 120.0)
 log = logging.getLogger("rulem_db.flows")
 
 
+class Final(Exception):
+    """An error that must not be retried, whatever caused it (trying again would repeat work
+    that was done, such as moving a file)."""
+
+
 def is_transient(exc: BaseException | None) -> bool:
-    """Whether an error may pass if tried again: an OperationalError anywhere in its chain."""
+    """Whether an error may pass if tried again: an OperationalError anywhere in its chain
+    (also as the context of an error raised while handling it), unless the error is Final."""
     import psycopg2
     import sqlalchemy.exc
 
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
+        if isinstance(exc, Final):
+            return False
         if isinstance(exc, sqlalchemy.exc.OperationalError | psycopg2.OperationalError):
             return True
         if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.connection_invalidated:

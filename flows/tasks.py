@@ -15,7 +15,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from flows import api, inbox, runs
-from flows.retry import RETRIES, RETRY_DELAYS, retry_on_transient
+from flows.retry import RETRIES, RETRY_DELAYS, Final, retry_on_transient, with_retries
 
 TASK_OPTIONS = {"retries": RETRIES, "retry_delay_seconds": list(RETRY_DELAYS),
                 "retry_condition_fn": retry_on_transient, "cache_policy": NO_CACHE}
@@ -43,11 +43,23 @@ class Places:
     day: dt.date
 
 
+class NotRecorded(Final):
+    """An inbox file was loaded or refused and moved, but its record could not be written.
+    Final: a retry would look for a file that is no longer in the inbox."""
+
+    def __init__(self, result: FileResult, cause: BaseException) -> None:
+        super().__init__(f"{result.rel}: {result.outcome}, moved to {result.moved_to}, but not "
+                         f"recorded: {' '.join(str(cause).split())[:300]}")
+        self.result = result
+
+
 @task(name="ingest file", task_run_name="ingest {item.rel}", **TASK_OPTIONS)
 def ingest_file(url: str, plan_area: str, item: inbox.InboxItem, places: Places,
                 run_id: int) -> FileResult:
     """Load one inbox item; archive it when loaded (or already loaded), quarantine it with its
-    error report when refused. Transient database errors propagate (and are retried)."""
+    error report when refused. Transient database errors of the ingest propagate (and are
+    retried: ingest is all or nothing, so trying again is safe); once the file has moved, its
+    record is retried on its own and the task is never run again for it."""
     sha = inbox.sha256(item.path)
     outcome = api.ingest_item(url, plan_area, item)
     if outcome.status in ("loaded", "duplicate"):
@@ -60,8 +72,11 @@ def ingest_file(url: str, plan_area: str, item: inbox.InboxItem, places: Places,
                                     dt.datetime.now(dt.UTC).astimezone())
         inbox.write_error_report(moved, report)
         result = FileResult(item.rel, item.layer, "quarantined", outcome.message, str(moved))
-    runs.record_file(url, run_id, item.rel, item.layer, sha, result.outcome, result.batch_id,
-                     result.moved_to, result.message)
+    try:
+        with_retries(runs.record_file, url, run_id, item.rel, item.layer, sha, result.outcome,
+                     result.batch_id, result.moved_to, result.message)
+    except Exception as exc:
+        raise NotRecorded(result, exc) from exc
     return result
 
 

@@ -178,3 +178,13 @@ def test_prepare_makes_the_layer_folders_once(tmp_path):
     _touch(box / "parcel" / "p.gpkg")
     assert inbox.prepare(box) == []
     assert (box / "parcel" / "p.gpkg").exists()
+
+
+def test_final_errors_are_never_retried():
+    try:
+        try:
+            raise _operational()
+        except sa.exc.DBAPIError as lost:
+            raise retry.Final("moved, but not recorded") from lost
+    except retry.Final as exc:
+        assert not retry.is_transient(exc)
