@@ -127,6 +127,14 @@ def test_staff_read_the_published_checks_and_cannot_run_them(site: Site) -> None
         site.conn.execute(sa.text("SELECT checks.run_checks(1)"))
 
 
+def test_the_etl_role_runs_the_checks(site: Site) -> None:
+    failing_site(site)
+    site.conn.execute(sa.text("SET LOCAL ROLE rulem_etl"))
+    run_id = run(site)
+    assert site.conn.execute(sa.text("SELECT finding_count FROM checks.run WHERE run_id = :r"),
+                             {"r": run_id}).scalar() == 4
+
+
 def test_every_published_column_is_documented(site: Site) -> None:
     missing = site.conn.execute(sa.text(
         "SELECT c.table_name || '.' || c.column_name FROM information_schema.columns c "
