@@ -20,8 +20,8 @@ LANGUAGE sql STABLE SET jit = off AS $$
     SELECT ST_Union(w.geom) AS geom FROM core.wetland_layer(p_plan_area_id, p_on) w
     WHERE p_disturbance IS NOT NULL AND w.geom && p_disturbance
   )
-  SELECT round(coalesce(core.acres(ST_Intersection(ST_Intersection(p_disturbance, wet.geom),
-                                                   plan.geom)), 0), 4),
+  SELECT coalesce(core.acres(ST_Intersection(ST_Intersection(p_disturbance, wet.geom),
+                                             plan.geom)), 0),
          round(coalesce((ST_Area(ST_Intersection(p_impervious, plan.geom))
                          / 0.09290304)::numeric, 0)),
          coalesce(ST_Intersects(p_grading, plan.geom), false),
@@ -68,7 +68,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
            'no 2(a) trigger, a Rule M permit is not required: ' END
          || format('(i) %s acres of CWMP wetland impact; (ii) %s ft2 of new impervious '
                    'surface (more than %s ft2 triggers); (iii) %s',
-                   m.wetland_acres, m.impervious_sqft, m.trigger_sqft,
+                   round(m.wetland_acres, 4), m.impervious_sqft, m.trigger_sqft,
                    CASE WHEN m.grading THEN 'grading alters runoff into a CWMP wetland'
                         ELSE 'no grading altering runoff into a CWMP wetland' END),
          NULL::geometry
@@ -138,11 +138,11 @@ BEGIN
 
   paragraph := '2(a)(i)';
   required := i;
-  measured_value := t.wetland_acres;
+  measured_value := round(t.wetland_acres, 4);
   limit_value := 0;
   unit := 'acres';
   reason := CASE WHEN i THEN format('fills, excavates or drains %s acres of CWMP wetland',
-                                    t.wetland_acres)
+                                    round(t.wetland_acres, 4))
                  ELSE 'no CWMP wetland in the footprint' END;
   RETURN NEXT;
 
