@@ -262,7 +262,7 @@ class _Ingest:
                                               sha)
         for text in self.notes + ([source_crs.note] if source_crs and source_crs.note else []):
             self._note(conn, batch_id, "info", None, text)
-        return self._finish(conn, batch_id, rows, counts, summary, record)
+        return self._finish(conn, batch_id, rows, counts, record)
 
     def _options(self, sha: str) -> dict[str, Any]:
         """The options of this ingest; the fingerprint says when two ingests are the same."""
@@ -438,13 +438,16 @@ class _Ingest:
         return IngestRefused(self.file, problems, total, hint)
 
     def _finish(self, conn: sa.Connection, batch_id: int, rows: int, counts: dict[str, int],
-                summary: dict[str, int], record: dict[str, Any] | None) -> IngestResult:
+                record: dict[str, Any] | None) -> IngestResult:
         into = self.layer.name if self.mode == "layer" else \
             f"delineation {record['delineation_no']} (wetland)"
+        warnings = conn.execute(sa.text(
+            "SELECT count(*) FROM ops.batch_note WHERE batch_id = :b AND kind = 'warning'"),
+            {"b": batch_id}).scalar_one()
         message = (f"{self.file}: {rows:,} features into {into}: {counts['inserted']:,} new, "
                    f"{counts['changed']:,} changed, {counts['closed']:,} closed, "
                    f"{counts['unchanged']:,} unchanged, {counts['skipped']:,} skipped, "
-                   f"{counts['repaired']:,} repaired, {summary['warnings']:,} warnings")
+                   f"{counts['repaired']:,} repaired, {warnings:,} warnings")
         conn.execute(sa.text(
             "UPDATE ops.batch SET status = 'loaded', feature_count = :n, message = :m, "
             "finished_at = clock_timestamp() WHERE batch_id = :b"),
@@ -456,11 +459,12 @@ class _Ingest:
                      "SELECT source_fid, detail ->> 'key' AS key, field, message, kind "
                      "FROM ops.batch_note WHERE batch_id = :b AND kind <> 'info' "
                      "ORDER BY batch_note_id LIMIT :n"), {"b": batch_id, "n": MAX_PROBLEMS_SHOWN})]
+        self.progress.stage("committing")
         return IngestResult(
             batch_id, "loaded", self.layer.name, self.file, message, features=rows,
             inserted=counts["inserted"], changed=counts["changed"], closed=counts["closed"],
             unchanged=counts["unchanged"], skipped=counts["skipped"],
-            repaired=counts["repaired"], warnings=summary["warnings"],
+            repaired=counts["repaired"], warnings=warnings,
             delineation_no=record["delineation_no"] if record else None, notes=notes)
 
     def _note(self, conn: sa.Connection, batch_id: int, kind: str, field_: str | None,

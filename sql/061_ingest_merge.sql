@@ -199,8 +199,8 @@ DECLARE
   l1         text[] := ARRAY['s._row', 's._fid'];
   l2         text[] := ARRAY['q1.*'];
   joins      text := '';
-  geo        text := '';
   fast       text;
+  slow       text;
   pre        text;
   ref        text;
   checks     text[] := ARRAY[]::text[];
@@ -236,34 +236,37 @@ BEGIN
     ELSE 's._fid' END;
   l1 := l1 || (key_sql || ' AS _k');
   IF with_geom THEN
-    -- The common case (valid, of the layer's type, 2D, straight) costs one ST_IsValid; only
-    -- the other features go through ops.ingest_geometry. OFFSET 0 keeps each step computed
-    -- once per row (a flattened subquery would repeat ST_IsValid wherever its value is used).
-    fast := format('CASE WHEN s._geom IS NOT NULL AND GeometryType(s._geom) IN (%s) '
-                   'AND ST_Zmflag(s._geom) = 0 AND NOT ST_IsEmpty(s._geom) THEN %s END',
+    -- The common case (valid, of the layer's type, 2D, straight) costs one ST_IsValid (two
+    -- when reprojected: the geometry as delivered must be valid too), written inline; the
+    -- others (fast IS NULL) go through ops.ingest_geometry afterwards, one UPDATE of just them.
+    e := format(CASE WHEN gtype = 'POINT' THEN '%s' ELSE 'ST_Multi(%s)' END,
+                format('ops.ingest_transform(s._geom, %s, %L, %s)',
+                       coalesce(p_spec ->> 'source_srid', 'NULL'), p_spec ->> 'source_proj',
+                       (p_spec ->> 'work_srid')::integer));
+    -- (validity does not depend on the SRID or on a polygon being wrapped as a multipolygon,
+    -- so without a transform the delivered geometry is checked as it is)
+    fast := format('CASE WHEN GeometryType(s._geom) IN (%s) AND ST_Zmflag(s._geom) = 0 '
+                   'AND NOT ST_IsEmpty(s._geom) AND ST_IsValid(s._geom)%s THEN %s END',
                    CASE gtype WHEN 'MULTIPOLYGON' THEN '''POLYGON'', ''MULTIPOLYGON'''
                               WHEN 'MULTILINESTRING' THEN '''LINESTRING'', ''MULTILINESTRING'''
                               ELSE '''POINT''' END,
-                   format(CASE WHEN gtype = 'POINT' THEN '%s' ELSE 'ST_Multi(%s)' END,
-                          format('ops.ingest_transform(s._geom, %s, %L, %s)',
-                                 coalesce(p_spec ->> 'source_srid', 'NULL'),
-                                 p_spec ->> 'source_proj', (p_spec ->> 'work_srid')::integer)));
-    geo := format(
-      'CROSS JOIN LATERAL (SELECT %1$s AS g OFFSET 0) f0 '
-      'CROSS JOIN LATERAL (SELECT f0.g IS NOT NULL AND ST_IsValid(f0.g)%7$s AS ok OFFSET 0) f1 '
-      'LEFT JOIN LATERAL (SELECT * FROM ops.ingest_geometry(s._geom, %2$L, %3$s, %4$L, %5$s, '
-      '  %6$s) WHERE NOT f1.ok) g ON true',
-      fast, gtype, coalesce(p_spec ->> 'source_srid', 'NULL'), p_spec ->> 'source_proj',
-      (p_spec ->> 'work_srid')::integer, max_change,
-      CASE WHEN (p_spec ->> 'source_srid')::integer IS DISTINCT FROM
-                (p_spec ->> 'work_srid')::integer
-           THEN ' AND ST_IsValid(s._geom)' ELSE '' END);
-    l1 := l1 || ARRAY['CASE WHEN f1.ok THEN f0.g ELSE g.geom END AS geom',
-                      'g.problem AS _g_problem', 'g.reason AS _g_reason',
-                      'coalesce(g.curved, false) AS _g_curved', 'coalesce(g.zm, false) AS _g_zm',
-                      'coalesce(g.repaired, false) AS _g_repaired',
-                      'g.measure_before AS _g_before', 'g.measure_after AS _g_after',
-                      'g.source_type AS _g_type'];
+                   CASE WHEN (p_spec ->> 'source_srid')::integer IS DISTINCT FROM
+                             (p_spec ->> 'work_srid')::integer
+                        THEN format(' AND ST_IsValid(%s)', e) ELSE '' END, e);
+    l1 := l1 || ARRAY[fast || ' AS geom', 'NULL::text AS _g_problem', 'NULL::text AS _g_reason',
+                      'false AS _g_curved', 'false AS _g_zm', 'false AS _g_repaired',
+                      'NULL::float8 AS _g_before', 'NULL::float8 AS _g_after',
+                      'NULL::text AS _g_type'];
+    slow := format(
+      'UPDATE %1$s p SET geom = g.geom, _g_problem = g.problem, _g_reason = g.reason, '
+      '  _g_curved = g.curved, _g_zm = g.zm, _g_repaired = g.repaired, '
+      '  _g_before = g.measure_before, _g_after = g.measure_after, _g_type = g.source_type '
+      'FROM (SELECT s._row, x.* FROM %2$s s '
+      '      CROSS JOIN LATERAL ops.ingest_geometry(s._geom, %3$L, %4$s, %5$L, %6$s, %7$s) x '
+      '      WHERE s._row IN (SELECT _row FROM %1$s WHERE geom IS NULL)) g '
+      'WHERE p._row = g._row',
+      prep, stg, gtype, coalesce(p_spec ->> 'source_srid', 'NULL'), p_spec ->> 'source_proj',
+      (p_spec ->> 'work_srid')::integer, max_change);
   END IF;
   FOR c IN SELECT * FROM jsonb_array_elements(p_spec -> 'columns') LOOP
     e := ops.ingest_value_sql(c);
@@ -275,9 +278,6 @@ BEGIN
   -- Level 2: typed values; references resolved once per distinct key, into a small table.
   FOR c IN SELECT * FROM jsonb_array_elements(p_spec -> 'columns') LOOP
     CONTINUE WHEN NOT ops.ingest_delivered(c);
-    IF c ->> 'derive_from' IS NOT NULL THEN
-      l2 := l2 || format('%s AS %I', ops.ingest_typed_sql(c), '_v_' || (c ->> 'name'));
-    END IF;
     IF c ->> 'ref_layer' IS NOT NULL AND c ->> 'const_id' IS NULL THEN
       pre := NULL;
       IF c ->> 'ref_prefix' IS NOT NULL THEN
@@ -320,10 +320,13 @@ BEGIN
     'CREATE UNLOGGED TABLE %1$s AS '
     'SELECT q2.*, %2$s AS _key FROM ('
     '  SELECT %3$s FROM (SELECT %4$s FROM %5$s s %6$s) q1 %7$s) q2 %8$s',
-    prep, key_sql, array_to_string(l2, ', '), array_to_string(l1, ', '), stg, geo, joins,
+    prep, key_sql, array_to_string(l2, ', '), array_to_string(l1, ', '), stg, '', joins,
     CASE WHEN owner_col IS NOT NULL AND natural_col IS NULL
          THEN format('LEFT JOIN core.feature o ON o.feature_id = q2.%I', owner_col) ELSE '' END);
 
+  IF slow IS NOT NULL THEN
+    EXECUTE slow;
+  END IF;
   EXECUTE format('ANALYZE %s', prep);
 
   -- Problems, one row each: (_row, kind, field, message, detail).

@@ -1,0 +1,252 @@
+"""Benchmark: our ingest of N synthetic parcel polygons from a GeoPackage, validation and
+versioning included, against GDAL's ogr2ogr (PostgreSQL driver, COPY mode) loading the same
+file. Prints both times and their ratio (target: ours <= 1.5 x ogr2ogr).
+
+    env -u PYTHONDONTWRITEBYTECODE .venv/bin/python bench/ingest.py [--features 100000]
+        [--admin-url postgresql://...] [--keep DIR] [--breakdown]
+
+Each side loads into its own fresh database on the cluster (the embedded one by default), so
+neither pays for the other's data. The GeoPackage is EPSG:26915, the databases' working CRS,
+so neither side reprojects; about 1 in 1,000 polygons is a self-intersecting "bow-tie" ring
+whose repair keeps its area (ours repairs and records them; ogr2ogr copies them as they are).
+Also printed: ours re-ingesting the same file (a no-op) and a re-delivery with 1 percent of the
+parcels changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import geopandas as gpd  # noqa: E402
+import numpy as np  # noqa: E402
+import shapely  # noqa: E402
+import sqlalchemy as sa  # noqa: E402
+
+from rulem_db import db  # noqa: E402
+
+ORIGIN = (480_000.0, 4_990_000.0)  # EPSG:26915, Anoka County area
+SIZE_M = 30.0
+
+
+def make_parcels(n: int, changed_share: float = 0.0, seed: int = 1) -> gpd.GeoDataFrame:
+    """n parcels on a grid: 5 to 9 vertices each, PIN, owner and land use; a few bow-ties."""
+    rng = np.random.default_rng(seed)
+    side = int(np.ceil(np.sqrt(n)))
+    i = np.arange(n)
+    x0 = ORIGIN[0] + (i % side) * SIZE_M
+    y0 = ORIGIN[1] + (i // side) * SIZE_M
+    geoms = []
+    for k in range(n):
+        x, y = x0[k], y0[k]
+        jitter = rng.uniform(-2, 2, 4) if changed_share and rng.random() < changed_share else 0
+        if k % 1000 == 999:  # a slightly crossed ring: invalid, repair keeps the area
+            ring = [(x, y), (x + 29, y), (x + 29, y + 29), (x + 14.5, y + 29), (x + 14.6, y + 29.0),
+                    (x + 14.55, y + 28.9999999), (x, y + 29), (x, y)]
+        else:
+            ring = [(x, y), (x + 14.5, y), (x + 29, y), (x + 29, y + 14.5), (x + 29, y + 29),
+                    (x, y + 29), (x, y)]
+        poly = shapely.Polygon(ring)
+        if not isinstance(jitter, int):
+            poly = shapely.affinity.translate(poly, jitter[0] / 10, jitter[1] / 10)
+        geoms.append(poly)
+    pins = [f"{13 + (k // 40000):02d}-31-23-{(k // 1000) % 40:02d}-{k % 1000:04d}"
+            for k in range(n)]
+    return gpd.GeoDataFrame({
+        "PIN": pins,
+        "OWNER": [f"Owner {k % 997}" for k in range(n)],
+        "LANDUSE": rng.choice(["residential", "commercial", "agricultural", "vacant"], n),
+        "ACRES": [round(SIZE_M * SIZE_M / 4046.8564224, 4)] * n,
+    }, geometry=geoms, crs="EPSG:26915")
+
+
+def fresh_database(admin_url: str, name: str) -> str:
+    """An empty database on the cluster, migrated, with the demo plan area."""
+    base = sa.engine.make_url(admin_url).set(drivername="postgresql+psycopg2")
+    eng = sa.create_engine(base.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with eng.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    eng.dispose()
+    url = base.set(database=name).render_as_string(hide_password=False)
+    db.migrate(url, srid=26915, plan_area=db.DEMO_PLAN_AREA)
+    return url
+
+
+def drop_database(admin_url: str, name: str) -> None:
+    base = sa.engine.make_url(admin_url).set(drivername="postgresql+psycopg2")
+    eng = sa.create_engine(base.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with eng.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    eng.dispose()
+
+
+def pg_conninfo(url: str) -> str:
+    u = sa.engine.make_url(url)
+    return (f"PG:host={u.host} port={u.port} dbname={u.database} user={u.username} "
+            f"password={u.password}")
+
+
+def run_ogr2ogr(url: str, gpkg: Path) -> float:
+    env = dict(os.environ, PGPASSWORD=sa.engine.make_url(url).password or "")
+    start = time.perf_counter()
+    subprocess.run(["ogr2ogr", "-f", "PostgreSQL", pg_conninfo(url), str(gpkg), "-nln",
+                    "public.bench_ogr", "-lco", "GEOMETRY_NAME=geom", "--config", "PG_USE_COPY",
+                    "YES"], check=True, env=env)
+    return time.perf_counter() - start
+
+
+class Stages:
+    """Records when each stage of an ingest began (etl.progress protocol)."""
+
+    def __init__(self) -> None:
+        self.marks: list[tuple[str, float]] = [("opening", time.perf_counter())]
+
+    def stage(self, text: str) -> None:
+        if text != self.marks[-1][0]:
+            self.marks.append((text, time.perf_counter()))
+
+    def rows(self, done: int, total: int | None) -> None:
+        pass
+
+    def close(self) -> None:
+        self.marks.append(("end", time.perf_counter()))
+
+    def durations(self) -> list[tuple[str, float]]:
+        return [(a[0], b[1] - a[1]) for a, b in zip(self.marks, self.marks[1:], strict=False)]
+
+
+def run_ours(url: str, gpkg: Path) -> tuple[float, object, Stages]:
+    from etl.ingest import ingest
+
+    stages = Stages()
+    start = time.perf_counter()
+    result = ingest(url, "parcel", gpkg, progress=stages)
+    return time.perf_counter() - start, result, stages
+
+
+def _timed(conn: sa.Connection, sql: str) -> float:
+    start = time.perf_counter()
+    conn.execute(sa.text(sql))
+    return time.perf_counter() - start
+
+
+def schema_costs(url: str) -> list[tuple[str, float]]:
+    """What the core table's constraints and triggers cost per 100,000 rows: the current
+    parcels inserted again as new features, in transactions that are rolled back, with one
+    piece taken away at a time, and into a plain table with a GiST index (what ogr2ogr
+    builds)."""
+    eng = sa.create_engine(url)
+    out = []
+    with eng.connect() as conn:
+        one_version = conn.execute(sa.text(
+            "SELECT conname FROM pg_constraint WHERE conrelid = 'core.parcel'::regclass "
+            "AND contype IN ('x', 'u')")).scalars().all()
+        statement_triggers = conn.execute(sa.text(
+            "SELECT tgname FROM pg_trigger WHERE tgrelid = 'core.parcel'::regclass "
+            "AND NOT tgisinternal AND tgname NOT LIKE 'version%'")).scalars().all()
+    no_triggers = [f"ALTER TABLE core.parcel DISABLE TRIGGER {t}" for t in statement_triggers]
+    no_one_version = [f"ALTER TABLE core.parcel DROP CONSTRAINT {c}" for c in one_version]
+    variants = [
+        ("core.parcel as it is", []),
+        (f"  without the other engineers' triggers ({', '.join(statement_triggers)})",
+         no_triggers),
+        (f"  ... and without the one-version constraint ({', '.join(one_version)})",
+         no_triggers + no_one_version),
+        ("  ... and without the foreign keys and the version trigger",
+         no_triggers + no_one_version + ["SET LOCAL session_replication_role = replica"]),
+    ]
+    try:
+        for label, setup in variants:
+            with eng.connect() as conn:
+                tx = conn.begin()
+                for stmt in setup:
+                    conn.execute(sa.text(stmt))
+                conn.execute(sa.text(
+                    "CREATE TEMP TABLE again AS SELECT nextval(pg_get_serial_sequence("
+                    "'core.feature', 'feature_id')) AS id, p.* FROM core.parcel p "
+                    "WHERE valid_to IS NULL"))
+                conn.execute(sa.text(
+                    "INSERT INTO core.feature (feature_id, layer, plan_area_id, feature_key) "
+                    "OVERRIDING SYSTEM VALUE SELECT id, 'parcel', 1, 'again/' || id FROM again"))
+                t = _timed(conn, "INSERT INTO core.parcel (parcel_id, plan_area_id, pin, "
+                                 "pin_normalized, geom, source_fid, source_attributes, batch_id) "
+                                 "SELECT id, plan_area_id, pin, pin_normalized, geom, "
+                                 "source_fid, source_attributes, batch_id FROM again")
+                t += _timed(conn, "SET CONSTRAINTS ALL IMMEDIATE")  # deferred checks, as at commit
+                tx.rollback()
+                out.append((label, t))
+        with eng.connect() as conn:
+            tx = conn.begin()
+            conn.execute(sa.text("CREATE TEMP TABLE plain (LIKE core.parcel)"))
+            conn.execute(sa.text("CREATE INDEX ON plain USING gist (geom)"))
+            out.append(("a plain table with a GiST index (as ogr2ogr makes)",
+                        _timed(conn, "INSERT INTO plain SELECT * FROM core.parcel")))
+            tx.rollback()
+    finally:
+        eng.dispose()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--features", type=int, default=100_000)
+    parser.add_argument("--admin-url", default=os.environ.get("RULEM_TEST_ADMIN_URL"))
+    parser.add_argument("--keep", type=Path, help="write the GeoPackages here and keep them")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time what the core table's constraints and triggers cost")
+    args = parser.parse_args(argv)
+    admin = args.admin_url
+    if not admin:
+        from rulem_db import cluster
+
+        admin = cluster.ensure_embedded().admin_url
+    work = args.keep or Path(tempfile.mkdtemp(prefix="rulem-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    gpkg = work / "parcels.gpkg"
+    gpkg2 = work / "parcels_refresh.gpkg"
+    n = args.features
+    t = time.perf_counter()
+    make_parcels(n).to_file(gpkg, layer="parcel", driver="GPKG", engine="pyogrio")
+    make_parcels(n, changed_share=0.01).to_file(gpkg2, layer="parcel", driver="GPKG",
+                                                engine="pyogrio")
+    print(f"generated 2 x {n:,} polygons in {time.perf_counter() - t:.1f} s "
+          f"({gpkg.stat().st_size / 1e6:.1f} MB each)")
+    names = (f"rulem_bench_ogr_{os.getpid()}", f"rulem_bench_ours_{os.getpid()}")
+    try:
+        ogr_url = fresh_database(admin, names[0])
+        ours_url = fresh_database(admin, names[1])
+        t_ogr = run_ogr2ogr(ogr_url, gpkg)
+        t_ours, result, stages = run_ours(ours_url, gpkg)
+        costs = schema_costs(ours_url) if args.breakdown else []
+        t_again, again, _ = run_ours(ours_url, gpkg)
+        t_refresh, refresh, _ = run_ours(ours_url, gpkg2)
+    finally:
+        for name in names:
+            drop_database(admin, name)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"ogr2ogr (PostgreSQL driver, COPY):  {t_ogr:7.2f} s  ({n / t_ogr:,.0f} features/s)")
+    print(f"rulem-db ingest parcel:             {t_ours:7.2f} s  ({n / t_ours:,.0f} features/s)"
+          f"  {result.message}")
+    print(f"ratio ours / ogr2ogr:               {t_ours / t_ogr:7.2f}  (target <= 1.5)")
+    print("  our stages: " + ", ".join(f"{name} {secs:.2f} s" for name, secs in
+                                       stages.durations()))
+    for label, secs in costs:
+        print(f"  insert of {n:,} parcels into {label}: {secs:.2f} s")
+    print(f"same file again (no-op):            {t_again:7.2f} s  status {again.status}")
+    print(f"re-delivery, 1% changed:            {t_refresh:7.2f} s  {refresh.message}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
