@@ -1,41 +1,19 @@
 """Acceptance on the demo plan area: every check a demo permit was built to fail finds it, on
 that permit, with the figure the demo states; the permits built to pass have no finding.
 
-The demo (etl/demo.py, DEMO_CASES) is loaded the ordinary way, through ingest, in its
-manifest's load order (etl/load_demo.py when present; otherwise the same loop here).
+The demo (etl/demo.py, DEMO_CASES) is loaded the ordinary way, through ingest in its
+manifest's load order (etl/load_demo.py).
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from checks_scenarios import cloned_database
 from sqlalchemy.engine import URL
 
-from etl import demo
+from etl import demo, load_demo
 from rulem_db import checks
-
-
-def _load(url: str, directory: Path) -> None:
-    try:
-        from etl import load_demo  # type: ignore[attr-defined]
-    except ImportError:
-        load_demo = None
-    if load_demo is not None:
-        load_demo.load_demo(url, directory)
-        return
-    from etl import ingest
-
-    manifest = json.loads((directory / "manifest.json").read_text())
-    for item in manifest["load_order"]:
-        if not item["features"]:
-            continue
-        ingest.ingest(url, item["layer"], directory / item["file"],
-                      source_layer=item["layer_name"],
-                      records=item["layer"] == "delineation")
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +23,7 @@ def demo_findings(tmp_path_factory: pytest.TempPathFactory, admin_url: URL, temp
         url = engine.url.render_as_string(hide_password=False)
         directory = tmp_path_factory.mktemp("demo")
         demo.generate(directory)
-        _load(url, directory)
+        load_demo.load_demo(url, directory)
         summary = checks.run_checks(url)
         found: dict[str, list[dict]] = {}
         for f in checks.findings(url):
