@@ -39,6 +39,7 @@ class Bar:
     """A rich progress bar on stderr, shown only after `delay` seconds (quick files stay quiet)."""
 
     def __init__(self, label: str, delay: float = 0.5) -> None:
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -49,7 +50,8 @@ class Bar:
 
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(),
                                   MofNCompleteColumn(), TimeElapsedColumn(), transient=True,
-                                  console=None, disable=not sys.stderr.isatty())
+                                  console=Console(stderr=True),
+                                  disable=not sys.stderr.isatty())
         self._label = label
         self._task = None
         self._started = time.monotonic()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import geopandas as gpd
 import pytest
 import sqlalchemy as sa
 from ingest_helpers import (
@@ -397,3 +398,40 @@ def test_fixture_geometry_is_what_the_answers_assume() -> None:
     assert spike(0).area == 10_000 and not spike(0).is_valid
     assert bowtie(0).area == 0 and not bowtie(0).is_valid
     assert square(0).bounds[1] == Y0
+
+
+def test_geometry_must_fit_the_layer(db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    import shapely
+
+    x = X0 + 500
+    path = tmp_path / "mixed.geojson"
+    gdf = gpd.GeoDataFrame(
+        {"PIN": ["PT", "LN", "GC", "MP"]},
+        geometry=[shapely.Point(x, Y0), shapely.LineString([(x, Y0), (x + 10, Y0)]),
+                  shapely.GeometryCollection([square(0), square(1)]),
+                  shapely.MultiPolygon([square(2), square(3)])], crs="EPSG:26915")
+    gdf.to_file(path, driver="GeoJSON", engine="pyogrio")
+    with pytest.raises(IngestRefused) as err:
+        ingest(db_url, "parcel", path)
+    lines = err.value.lines()
+    assert len(lines) == 2
+    assert "(key PT): geometry: a point, but parcel takes polygons; deliver polygons" in lines[0]
+    assert "(key LN): geometry: a linestring, but parcel takes polygons" in lines[1]
+    result = ingest(db_url, "parcel", path, skip_bad_features=True)
+    assert (result.inserted, result.skipped) == (2, 2)
+    got = dict(rows(engine, "SELECT pin, ST_NumGeometries(geom) FROM pub.parcel"))
+    assert got == {"GC": 2, "MP": 2}
+
+
+def test_an_ambiguous_bare_reference_key_is_refused_naming_the_candidates(
+        db_url: str, tmp_path: Path) -> None:
+    for number in ("D-2024-01", "D-2024-02"):
+        ingest(db_url, "delineation", write_gpkg(tmp_path / f"{number}.gpkg", [
+            {"feature_key": "W-1", "geometry": square(0)}]), delineation=number)
+    write_csv(tmp_path / "fa.csv", ["feature_key", "wetland_key", "method"],
+              [["FA-1", "W-1", "MnRAM 3.4"], ["FA-2", "D-2024-02/W-1", "MnRAM 3.4"]])
+    with pytest.raises(IngestRefused) as err:
+        ingest(db_url, "functional_assessment", tmp_path / "fa.csv")
+    assert err.value.lines() == [
+        "fa.csv: feature 1 (key FA-1): wetland_id: 'W-1' names 2 current wetland features "
+        "(D-2024-01/W-1, D-2024-02/W-1); give the full key (field wetland_key)"]
