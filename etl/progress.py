@@ -57,11 +57,13 @@ class Bar:
         self._started = time.monotonic()
         self._delay = delay
         self._shown = False
+        self._done, self._total = 0, None
 
     def _show(self) -> None:
         if not self._shown and time.monotonic() - self._started >= self._delay:
             self._progress.start()
-            self._task = self._progress.add_task(self._label, total=None)
+            self._task = self._progress.add_task(self._label, total=self._total,
+                                                 completed=self._done)
             self._shown = True
 
     def stage(self, text: str) -> None:
@@ -70,6 +72,7 @@ class Bar:
             self._progress.update(self._task, description=f"{self._label}: {text}")
 
     def rows(self, done: int, total: int | None) -> None:
+        self._done, self._total = done, total
         self._show()
         if self._task is not None:
             self._progress.update(self._task, completed=done, total=total)
