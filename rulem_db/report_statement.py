@@ -101,7 +101,7 @@ def write_csv(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) 
     return path
 
 
-def _line_label(statement: Statement, row: dict[str, Any]) -> str:
+def line_label(statement: Statement, row: dict[str, Any]) -> str:
     if row["line_code"] == "closing_balance" and statement.year_to_date:
         now = dt.datetime.now(ZoneInfo(statement.tz)).isoformat(sep=" ", timespec="minutes")
         return f"Balance to date ({now}; the year is not over)"
@@ -116,7 +116,7 @@ def render_html(statement: Statement) -> str:
         trace = (" ".join(str(i) for i in ids[:40]) + (" ..." if len(ids) > 40 else "")
                  if ids else ("all entries posted before" if r["line_code"].endswith("balance")
                               else ""))
-        lines.append((_line_label(statement, r), r["debit_acres"], r["credit_acres"],
+        lines.append((line_label(statement, r), r["debit_acres"], r["credit_acres"],
                       r["memo_acres"], r["balance_acres"], r["entry_count"], trace))
     entries = [(e["entry_id"], e["posted_at"].astimezone(ZoneInfo(statement.tz)), e["line_code"],
                 e["permit_no"] or e["district_project"], e["pin"], e["measure"], e["entry_kind"],
@@ -155,7 +155,7 @@ def write_statement(statement: Statement, out: Path) -> StatementFiles:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     base = stem(statement)
-    lines = [dict(r, line=_line_label(statement, r)) for r in statement.lines]
+    lines = [dict(r, line=line_label(statement, r)) for r in statement.lines]
     csv_path = write_csv(out / f"{base}.csv", LINE_COLUMNS, lines)
     entries_path = write_csv(out / f"{base}-entries.csv", ENTRY_COLUMNS, statement.entries)
     html_path = out / f"{base}.html"

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rulem_db.report_statement import read_statement, write_statement
+    from rulem_db.report_statement import line_label, read_statement, write_statement
 
     if not 1900 <= args.year <= 9999:
         raise ValueError(f"--year {args.year} is not a calendar year")
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     files = write_statement(statement, args.out)
     columns = ("line", "debit_acres", "credit_acres", "memo_acres", "balance_acres",
                "entry_count")
-    rows = [(r["line"], r["debit_acres"], r["credit_acres"], r["memo_acres"],
+    rows = [(line_label(statement, r), r["debit_acres"], r["credit_acres"], r["memo_acres"],
              r["balance_acres"], r["entry_count"]) for r in statement.lines]
     title = (f"Ledger statement {args.year}, plan area {code} (acres; balance = credit - debit)"
              if args.format == "table" else None)
