@@ -122,14 +122,22 @@ $$;
 COMMENT ON FUNCTION checks.published_stormwater() IS
   'Stormwater volumes of every plan area, for pub.stormwater_volume (runs as the owner).';
 
-CREATE VIEW pub.buffer_transect AS
-SELECT row_number() OVER (ORDER BY t.plan_area_id, t.permit_id, t.edge_no, t.transect_no)
-         AS transect_id,
-       t.plan_area_id, t.permit_id, p.permit_no, t.edge_no, t.transect_no, t.position_ft,
-       t.width_ft, t.min_width_ft,
-       CASE WHEN t.width_ft >= t.min_width_ft THEN 'pass' ELSE 'fail' END AS outcome, t.geom
-FROM checks.published_transects() t
-LEFT JOIN core.permit p ON p.permit_id = t.permit_id AND p.valid_to IS NULL;
+-- The live views cast their geometry to its type in the working CRS (typmod), so QGIS, GDAL and
+-- tile servers read both from geometry_columns; the SRID is the database's, hence EXECUTE.
+DO $$
+BEGIN
+  EXECUTE format($v$
+    CREATE VIEW pub.buffer_transect AS
+    SELECT row_number() OVER (ORDER BY t.plan_area_id, t.permit_id, t.edge_no, t.transect_no)
+             AS transect_id,
+           t.plan_area_id, t.permit_id, p.permit_no, t.edge_no, t.transect_no, t.position_ft,
+           t.width_ft, t.min_width_ft,
+           CASE WHEN t.width_ft >= t.min_width_ft THEN 'pass' ELSE 'fail' END AS outcome,
+           t.geom::geometry(LineString, %1$s) AS geom
+    FROM checks.published_transects() t
+    LEFT JOIN core.permit p ON p.permit_id = t.permit_id AND p.valid_to IS NULL
+  $v$, ops.working_srid());
+END $$;
 
 COMMENT ON VIEW pub.buffer_transect IS
   '6(c) buffer width transects along each permit''s protected edge (central wetland boundary '
@@ -151,27 +159,32 @@ COMMENT ON COLUMN pub.buffer_transect.geom IS
   'The transect from the edge outward, as long as the width (a transect of width 0 is drawn as '
   'long as the minimum width, to show where buffer is missing).';
 
-CREATE VIEW pub.stormwater_volume AS
-SELECT v.subwatershed_id, v.plan_area_id, v.permit_id, p.permit_no, v.name, v.area_acres,
-       v.uncovered_acres, v.design_storm_in, v.v_cuft, v.v_ab_cuft, v.v_cd_cuft,
-       v.infiltration_cuft, v.pretreatment_cuft, v.biofiltration_cuft, v.wet_pond_cuft,
-       v.ab_provided_cuft, v.cd_provided_cuft,
-       round(v.biofiltration_min_share * v.v_cd_cuft) AS biofiltration_required_cuft,
-       CASE WHEN v.ab_provided_cuft >= v.v_ab_cuft
-             AND v.biofiltration_cuft >= round(v.biofiltration_min_share * v.v_cd_cuft)
-             AND v.cd_provided_cuft >= v.v_cd_cuft
-             AND NOT (v.has_impervious AND v.infiltration_needs_pretreatment
-                      AND v.pretreatment_cuft <= 0)
-            THEN 'pass' ELSE 'fail' END AS outcome,
-       v.geom
-FROM checks.published_stormwater() AS v(
-  plan_area_id integer, permit_id bigint, subwatershed_id bigint, name text,
-  area_acres numeric, uncovered_acres numeric, design_storm_in numeric, v_cuft numeric,
-  v_ab_cuft numeric, v_cd_cuft numeric, infiltration_cuft numeric, pretreatment_cuft numeric,
-  biofiltration_cuft numeric, wet_pond_cuft numeric, ab_provided_cuft numeric,
-  cd_provided_cuft numeric, pretreatment_max_share numeric, biofiltration_min_share numeric,
-  has_impervious boolean, infiltration_needs_pretreatment boolean, geom geometry)
-LEFT JOIN core.permit p ON p.permit_id = v.permit_id AND p.valid_to IS NULL;
+DO $$
+BEGIN
+  EXECUTE format($v$
+    CREATE VIEW pub.stormwater_volume AS
+    SELECT v.subwatershed_id, v.plan_area_id, v.permit_id, p.permit_no, v.name, v.area_acres,
+           v.uncovered_acres, v.design_storm_in, v.v_cuft, v.v_ab_cuft, v.v_cd_cuft,
+           v.infiltration_cuft, v.pretreatment_cuft, v.biofiltration_cuft, v.wet_pond_cuft,
+           v.ab_provided_cuft, v.cd_provided_cuft,
+           round(v.biofiltration_min_share * v.v_cd_cuft) AS biofiltration_required_cuft,
+           CASE WHEN v.ab_provided_cuft >= v.v_ab_cuft
+                 AND v.biofiltration_cuft >= round(v.biofiltration_min_share * v.v_cd_cuft)
+                 AND v.cd_provided_cuft >= v.v_cd_cuft
+                 AND NOT (v.has_impervious AND v.infiltration_needs_pretreatment
+                          AND v.pretreatment_cuft <= 0)
+                THEN 'pass' ELSE 'fail' END AS outcome,
+           v.geom::geometry(MultiPolygon, %1$s) AS geom
+    FROM checks.published_stormwater() AS v(
+      plan_area_id integer, permit_id bigint, subwatershed_id bigint, name text,
+      area_acres numeric, uncovered_acres numeric, design_storm_in numeric, v_cuft numeric,
+      v_ab_cuft numeric, v_cd_cuft numeric, infiltration_cuft numeric, pretreatment_cuft numeric,
+      biofiltration_cuft numeric, wet_pond_cuft numeric, ab_provided_cuft numeric,
+      cd_provided_cuft numeric, pretreatment_max_share numeric, biofiltration_min_share numeric,
+      has_impervious boolean, infiltration_needs_pretreatment boolean, geom geometry)
+    LEFT JOIN core.permit p ON p.permit_id = v.permit_id AND p.valid_to IS NULL
+  $v$, ops.working_srid());
+END $$;
 
 COMMENT ON VIEW pub.stormwater_volume IS
   '5(c) water quality volume per subwatershed: required (TR-55 runoff of the design storm, '
