@@ -89,8 +89,15 @@ class ReconcileLock:
         self._conn: sa.Connection | None = None
 
     def __enter__(self) -> ReconcileLock:
+        from flows.retry import with_retries
+
         self._engine = dbmod.engine(self.url, poolclass=sa.pool.NullPool)
-        conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        try:  # a database restarting at 02:00 costs a retry, not the night
+            conn = with_retries(self._engine.connect).execution_options(
+                isolation_level="AUTOCOMMIT")
+        except Exception:
+            self._close()
+            raise
         self._conn = conn
         got = conn.execute(sa.text("SELECT ops.try_reconcile_lock(:p)"),
                            {"p": self.plan.plan_area_id}).scalar()
