@@ -124,6 +124,7 @@ class _Ingest:
                          f"{self.layer.name}")
         self.source_layer = source_layer or self.mapping.source_layer
         self.notes: list[str] = []
+        self.patch = False  # a file without geometry for a layer with geometry
 
     def _check_options(self) -> None:
         names = {c.name for c in self.target.columns}

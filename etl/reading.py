@@ -78,6 +78,10 @@ def _gdal_batches(src: Source, read_geometry: bool, log: ReadLog,
     except (pyogrio.errors.DataLayerError, OSError) as exc:
         raise refuse(src.name, f"GDAL stopped reading it ({' '.join(str(exc).split())}); the "
                      "file may be truncated or corrupt: deliver it again") from None
+    except (UnicodeDecodeError, pa.ArrowInvalid) as exc:
+        raise refuse(src.name, f"its text is not in the encoding it declares ({exc}); for a "
+                     "shapefile, deliver a .cpg file naming the encoding (e.g. UTF-8 or "
+                     "ISO-8859-1)") from None
 
 
 def _parquet_batches(src: Source, read_geometry: bool,

@@ -560,12 +560,6 @@ BEGIN
     (SELECT string_agg(format('m.%I', x), ', ') FROM unnest(cols) x), b, good);
   GET DIAGNOSTICS n_new = ROW_COUNT;
 
-  -- After a bulk load in this transaction the planner still sees the table as it was; without
-  -- fresh statistics it may compare every current feature with every delivered key.
-  IF n_new + n_changed > 1000 THEN
-    EXECUTE format('ANALYZE core.%I', lyr);
-  END IF;
-
   EXECUTE format('SELECT count(*) FROM %s WHERE _cur IS NOT NULL AND NOT _changed', good)
     INTO n_same;
 
@@ -584,6 +578,10 @@ BEGIN
       'CREATE UNLOGGED TABLE %1$s AS SELECT DISTINCT f.feature_id AS id FROM %2$s p '
       'JOIN core.feature f ON f.layer = %3$L AND f.plan_area_id = %4$s AND f.feature_key = p._key',
       keep, prep, lyr, pa);
+    -- indexed: after a bulk load in this same transaction the planner still sees core.<layer>
+    -- as it was (and the etl role may not ANALYZE it), so the anti-join must be cheap in any
+    -- plan it picks
+    EXECUTE format('CREATE INDEX ON %s (id)', keep);
     EXECUTE format('ANALYZE %s', keep);
     EXECUTE format(
       'UPDATE core.%1$I t SET valid_to = now() '
