@@ -255,6 +255,7 @@ DECLARE
   v_entries integer;
   v_new integer;
   v_resolved integer;
+  v_moved integer;
   v_parcels integer;
   v_findings integer;
   v_files integer;
@@ -267,27 +268,37 @@ BEGIN
                    WHERE pa.code = to_jsonb(b) ->> 'plan_area')) = v_run.plan_area_id;
   SELECT plan_totals INTO v_prev_plan FROM ops.run WHERE run_id = v_run.previous_run_id;
   SELECT count(*) INTO v_entries FROM ledger.entry WHERE run_id = v_run.ledger_run_id;
-  SELECT count(*) FILTER (WHERE change = 'new'), count(*) FILTER (WHERE change = 'resolved')
-    INTO v_new, v_resolved FROM ops.run_finding_change(p_run_id);
+  SELECT count(*) FILTER (WHERE change = 'new'), count(*) FILTER (WHERE change = 'resolved'),
+         count(*) FILTER (WHERE change = 'changed')
+    INTO v_new, v_resolved, v_moved FROM ops.run_finding_change(p_run_id);
   SELECT count(*) INTO v_parcels FROM ops.run_parcel_change(p_run_id);
   SELECT count(*) INTO v_findings FROM ops.run_finding WHERE run_id = p_run_id;
   SELECT count(*) INTO v_files FROM ops.run_file WHERE run_id = p_run_id AND outcome = 'loaded';
+  UPDATE ops.run r
+     SET files_loaded = f.loaded, files_duplicate = f.duplicate,
+         files_quarantined = f.quarantined
+    FROM (SELECT count(*) FILTER (WHERE outcome = 'loaded')::integer AS loaded,
+                 count(*) FILTER (WHERE outcome = 'duplicate')::integer AS duplicate,
+                 count(*) FILTER (WHERE outcome = 'quarantined')::integer AS quarantined
+            FROM ops.run_file WHERE run_id = p_run_id) f
+   WHERE r.run_id = p_run_id;
   UPDATE ops.run
      SET plan_totals = v_plan, entries_posted = v_entries, finding_count = v_findings,
          findings_new = v_new, findings_resolved = v_resolved, parcels_changed = v_parcels,
-         changed = (v_files + v_entries + v_new + v_resolved + v_parcels) > 0
+         changed = (v_files + v_entries + v_new + v_resolved + v_moved + v_parcels) > 0
                    OR ops.plan_figures(v_plan) IS DISTINCT FROM ops.plan_figures(v_prev_plan),
          changes = jsonb_build_object(
            'files_loaded', v_files, 'entries_posted', v_entries, 'findings_new', v_new,
-           'findings_resolved', v_resolved, 'parcels_changed', v_parcels,
+           'findings_resolved', v_resolved, 'findings_changed', v_moved,
+           'parcels_changed', v_parcels,
            'plan_before', v_prev_plan, 'plan_after', v_plan,
            'previous_run_id', v_run.previous_run_id)
    WHERE run_id = p_run_id;
 END $$;
 COMMENT ON FUNCTION ops.summarize_run(bigint) IS
   'Counts what changed between a run and the previous completed run (files loaded, ledger '
-  'entries posted, new and resolved findings, parcels whose balance changed, plan totals) and '
-  'stores it on the run record.';
+  'entries posted, new, resolved and changed findings, parcels whose balance changed, plan '
+  'totals) and stores it on the run record.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Published: the run log for staff.

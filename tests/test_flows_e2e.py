@@ -70,7 +70,8 @@ def test_nightly_flow_through_prefect(prefect_server, db_url, engine, tmp_path):
     bad = tmp_path / "quarantine" / day / run_dir / "parcel" / "parcels_no_pin.geojson"
     assert bad.is_file() and "pin" in bad.with_name(bad.name + ".error.txt").read_text()
     assert (tmp_path / "archive" / day / run_dir / "parcel" / "parcels_2026.gpkg").is_file()
-    assert first.report_path.is_file()
+    assert "Since the start (this is the first run): 2 file(s) loaded, 1 quarantined" in \
+        first.report_path.read_text()
     assert (first.report_path.parent / "parcel_balance.csv").is_file()
     assert first.entries_posted > 0 and round(first.plan_balance_acres, 4) == -1.2355
     with engine.connect() as conn:
