@@ -24,6 +24,7 @@ one wetland layer serves all permits and geopandas computes the same thing.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -38,6 +39,7 @@ from sqlalchemy.engine import make_url
 from rulem_db import cluster, db, ledger
 
 DBNAME = "rulem_bench_ledger"
+SOURCE = "rulem_bench_ledger_src"  # the generated county, kept as a template between runs
 ACRE_M2 = 4046.8564224
 PARTIAL_DRAIN_FACTOR = 0.5  # the seeded parameter (spec section 6)
 
@@ -149,6 +151,18 @@ FROM (SELECT i, :x0 + 1000 + random() * 37000 AS x, :y0 + 1000 + random() * 3700
       FROM generate_series(1, :projects) i) s;
 """
 
+COUNTS_SQL = """
+SELECT 'parcels', count(*) FROM core.parcel UNION ALL
+SELECT 'wetlands', count(*) FROM core.wetland UNION ALL
+SELECT 'delineations', count(*) FROM core.delineation UNION ALL
+SELECT 'permits', count(*) FROM core.permit UNION ALL
+SELECT 'impacts', count(*) FROM core.impact UNION ALL
+SELECT 'replacements', count(*) FROM core.replacement UNION ALL
+SELECT 'buffers', count(*) FROM core.buffer UNION ALL
+SELECT 'heritage areas', count(*) FROM core.heritage_area UNION ALL
+SELECT 'credit transfers', count(*) FROM core.credit_transfer
+"""
+
 TRANSFERS_SQL = """
 WITH givers AS (
   SELECT t.permit_id, t.balance_acres
@@ -176,25 +190,57 @@ def timed(label: str, fn: Callable[[], Any]) -> tuple[float, Any]:
     return seconds, result
 
 
-def scratch_database(keep_existing: bool) -> str:
-    """A fresh database on the embedded cluster; returns its URL."""
+def _admin_engine() -> sa.Engine:
     admin = make_url(cluster.ensure_embedded().admin_url)
-    eng = sa.create_engine(admin.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with eng.connect() as conn:
-        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{DBNAME}" WITH (FORCE)'))
-        conn.execute(sa.text(f'CREATE DATABASE "{DBNAME}"'))
-    eng.dispose()
-    url = admin.set(database=DBNAME).render_as_string(hide_password=False)
-    db.migrate(url, srid=26915, plan_area=db.DEMO_PLAN_AREA)
-    return url
+    return sa.create_engine(admin.set(database="postgres"), isolation_level="AUTOCOMMIT")
 
 
-def drop_database() -> None:
+def _url(name: str) -> str:
     admin = make_url(cluster.ensure_embedded().admin_url)
-    eng = sa.create_engine(admin.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with eng.connect() as conn:
-        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{DBNAME}" WITH (FORCE)'))
-    eng.dispose()
+    return admin.set(database=name).render_as_string(hide_password=False)
+
+
+def _key(seed: float) -> str:
+    """What the generated county depends on: a changed generator makes a new source."""
+    text = f"{GENERATE}{TRANSFERS_SQL}{COLS}{ROWS}{WETLANDS}{PERMITS}{HERITAGE}{PROJECTS}{seed}"
+    return "rulem-db bench county " + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def prepare(seed: float, fresh: bool) -> dict[str, int] | None:
+    """The scratch database with the county and an empty ledger: cloned from the source
+    database when one made by the same generator exists (seconds), else generated (minutes)
+    and kept as the source for the next run. Returns the counts when it generated."""
+    eng = _admin_engine()
+    try:
+        with eng.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{DBNAME}" WITH (FORCE)'))
+            have = conn.execute(sa.text(
+                "SELECT shobj_description(oid, 'pg_database') FROM pg_database "
+                "WHERE datname = :n"), {"n": SOURCE}).scalar()
+            if have == _key(seed) and not fresh:
+                conn.execute(sa.text(f'CREATE DATABASE "{DBNAME}" TEMPLATE "{SOURCE}"'))
+                db.migrate(_url(DBNAME))           # brings in the newest SQL files
+                return None
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{SOURCE}" WITH (FORCE)'))
+            conn.execute(sa.text(f'CREATE DATABASE "{DBNAME}"'))
+        db.migrate(_url(DBNAME), srid=26915, plan_area=db.DEMO_PLAN_AREA)
+        counts = generate(_url(DBNAME), seed)
+        with eng.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{SOURCE}" TEMPLATE "{DBNAME}"'))
+            conn.execute(sa.text(f"COMMENT ON DATABASE \"{SOURCE}\" IS '{_key(seed)}'"))
+        return counts
+    finally:
+        eng.dispose()
+
+
+def drop_databases(names: tuple[str, ...]) -> None:
+    eng = _admin_engine()
+    try:
+        with eng.connect() as conn:
+            for name in names:
+                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        eng.dispose()
 
 
 def generate(url: str, seed: float) -> dict[str, int]:
@@ -207,16 +253,7 @@ def generate(url: str, seed: float) -> dict[str, int]:
                 conn.execute(sa.text(statement), params)
         conn.execute(sa.text(TRANSFERS_SQL), {"n": TRANSFERS})
         conn.execute(sa.text("ANALYZE"))
-        counts = dict(conn.execute(sa.text(
-            "SELECT 'parcels', count(*) FROM core.parcel UNION ALL "
-            "SELECT 'wetlands', count(*) FROM core.wetland UNION ALL "
-            "SELECT 'delineations', count(*) FROM core.delineation UNION ALL "
-            "SELECT 'permits', count(*) FROM core.permit UNION ALL "
-            "SELECT 'impacts', count(*) FROM core.impact UNION ALL "
-            "SELECT 'replacements', count(*) FROM core.replacement UNION ALL "
-            "SELECT 'buffers', count(*) FROM core.buffer UNION ALL "
-            "SELECT 'heritage areas', count(*) FROM core.heritage_area UNION ALL "
-            "SELECT 'credit transfers', count(*) FROM core.credit_transfer")).all())
+        counts = dict(conn.execute(sa.text(COUNTS_SQL)).all())
     return counts
 
 
@@ -362,15 +399,21 @@ def one_wetland_change(url: str) -> tuple[float, ledger.RecomputeSummary]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--fresh", action="store_true",
+                        help="generate the county again even if the source database exists")
+    parser.add_argument("--clean", action="store_true",
+                        help="drop the source database too at the end")
     parser.add_argument("--seed", type=float, default=0.42, help="setseed() value")
     parser.add_argument("--workers", type=int, default=ledger.DEFAULT_WORKERS)
     args = parser.parse_args()
 
-    print(f"scratch database {DBNAME} on the embedded cluster")
-    timed("create and migrate", lambda: scratch_database(False))
-    url = make_url(cluster.ensure_embedded().admin_url).set(database=DBNAME).render_as_string(
-        hide_password=False)
-    _, counts = timed("generate the county in SQL", lambda: generate(url, args.seed))
+    print(f"scratch database {DBNAME} on the embedded cluster (source: {SOURCE})")
+    _, counts = timed("prepare the county (generated in SQL, or cloned)",
+                      lambda: prepare(args.seed, args.fresh))
+    url = _url(DBNAME)
+    if counts is None:
+        with db.connect(url) as conn:
+            counts = dict(conn.execute(sa.text(COUNTS_SQL)).all())
     print("  " + ", ".join(f"{v:,} {k}" for k, v in counts.items()))
     try:
         full, first = timed(f"full recompute, empty ledger ({args.workers} workers)",
@@ -398,8 +441,7 @@ def main() -> None:
         print(f"    one changed wetland                     {one:8.3f} s   "
               f"= {100 * one / full:5.2f}% of the full recompute (target < 1%)")
     finally:
-        if not args.keep:
-            drop_database()
+        drop_databases(((DBNAME,) if not args.keep else ()) + ((SOURCE,) if args.clean else ()))
 
 
 if __name__ == "__main__":

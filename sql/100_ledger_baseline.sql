@@ -3,35 +3,40 @@
 --     District project: its earliest status date, else today);
 --   * the baseline wetland near a window: core.wetland_layer's rule (sql/050) evaluated only
 --     for the wetland features whose box meets the window, so that a permit's measure reads the
---     few wetlands around it instead of the whole plan area (tests/test_ledger_measure.py
---     proves it returns the same rows as core.wetland_layer);
---   * null-safe geometry algebra (a missing geometry is empty, never NULL) and the ledger's
---     parameters as of a date.
+--     few wetlands around it instead of the whole plan area (tests/test_ledger_queue.py proves
+--     it returns the same rows as core.wetland_layer);
+--   * null-safe geometry algebra (NULL stands for "nothing") and the ledger's parameters as of
+--     a date.
+-- The small helpers are PL/pgSQL on purpose: called thousands of times inside one query, a
+-- PL/pgSQL expression costs a few microseconds where a non-inlined SQL function pays for an
+-- executor start per call.
 
 -- Null-safe geometry algebra for the ledger: NULL means "nothing", so a - NULL = a, and results
 -- keep only their polygonal part (a shared edge is not area; an empty result is 0 acres).
 -- Single expressions, so the planner inlines them; the predicates skip GEOS overlay work
 -- whenever one side lies inside the other or they do not meet.
 CREATE OR REPLACE FUNCTION ledger.minus(a geometry, b geometry) RETURNS geometry
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT CASE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+  RETURN CASE
     WHEN a IS NULL THEN NULL
     WHEN b IS NULL OR NOT (a && b) OR NOT ST_Intersects(a, b) THEN a
     ELSE ST_CollectionExtract(ST_Difference(a, b), 3)
-  END
-$$;
+  END;
+END $$;
 COMMENT ON FUNCTION ledger.minus(geometry, geometry) IS
   'a minus b, polygons only; NULL stands for nothing (a - NULL = a, NULL - b = NULL).';
 
 CREATE OR REPLACE FUNCTION ledger.meet(a geometry, b geometry) RETURNS geometry
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT CASE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+  RETURN CASE
     WHEN a IS NULL OR b IS NULL OR NOT (a && b) THEN NULL
     WHEN ST_CoveredBy(a, b) THEN a
     WHEN ST_CoveredBy(b, a) THEN b
     ELSE ST_CollectionExtract(ST_Intersection(a, b), 3)
-  END
-$$;
+  END;
+END $$;
 COMMENT ON FUNCTION ledger.meet(geometry, geometry) IS
   'a intersected with b, polygons only; NULL (nothing) when either is NULL or their boxes do '
   'not meet.';
@@ -39,13 +44,12 @@ COMMENT ON FUNCTION ledger.meet(geometry, geometry) IS
 -- The union of some geometries (NULLs ignored); one geometry is returned as it is (a valid
 -- multipolygon needs no dissolving), which spares GEOS most of the ledger's unions.
 CREATE OR REPLACE FUNCTION ledger.union_all(a geometry[]) RETURNS geometry
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT CASE cardinality(array_remove(a, NULL))
-    WHEN 0 THEN NULL
-    WHEN 1 THEN (array_remove(a, NULL))[1]
-    ELSE ST_Union(array_remove(a, NULL))
-  END
-$$;
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  g geometry[] := array_remove(a, NULL);
+BEGIN
+  RETURN CASE cardinality(g) WHEN 0 THEN NULL WHEN 1 THEN g[1] ELSE ST_Union(g) END;
+END $$;
 COMMENT ON FUNCTION ledger.union_all(geometry[]) IS
   'Union of the non-null geometries of an array (NULL when none; the one itself when one).';
 
@@ -119,22 +123,38 @@ RETURNS TABLE (
   heritage_threshold_ordinal integer,
   parameter_ids integer[]
 )
-LANGUAGE sql STABLE AS $$
-  SELECT core.param_num(p_plan_area_id, 'partial_drain_factor', p_on),
-         core.param_num(p_plan_area_id, 'replacement_ratio', p_on),
-         core.param_text(p_plan_area_id, 'counted_credit_status', p_on),
-         (SELECT r.ordinal FROM core.heritage_rank r
-          WHERE r.rank = core.param_text(p_plan_area_id, 'heritage_threshold', p_on)),
-         (SELECT array_agg(x.parameter_id ORDER BY x.parameter_id) FROM (
-            SELECT DISTINCT ON (p.name) p.parameter_id FROM core.parameter p
-            WHERE p.plan_area_id = p_plan_area_id AND p.effective_on <= p_on
-              AND p.name IN ('partial_drain_factor', 'replacement_ratio',
-                             'counted_credit_status', 'heritage_threshold')
-            ORDER BY p.name, p.effective_on DESC) x)
-$$;
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  r record;
+BEGIN
+  -- The rows core.param_num / core.param_text read (latest effective_on <= p_on), in one
+  -- index scan; a missing one is reported by core.param_* itself.
+  SELECT max(x.value_num) FILTER (WHERE x.name = 'partial_drain_factor') AS pdf,
+         max(x.value_num) FILTER (WHERE x.name = 'replacement_ratio') AS rr,
+         max(x.value_text) FILTER (WHERE x.name = 'counted_credit_status') AS ccs,
+         max(x.value_text) FILTER (WHERE x.name = 'heritage_threshold') AS ht,
+         count(*) AS n,
+         array_agg(x.parameter_id ORDER BY x.parameter_id) AS ids
+  INTO r
+  FROM (SELECT DISTINCT ON (p.name) p.name, p.value_num, p.value_text, p.parameter_id
+        FROM core.parameter p
+        WHERE p.plan_area_id = p_plan_area_id AND p.effective_on <= p_on
+          AND p.name IN ('partial_drain_factor', 'replacement_ratio', 'counted_credit_status',
+                         'heritage_threshold')
+        ORDER BY p.name, p.effective_on DESC) x;
+  IF r.n < 4 THEN                 -- raises "parameter ... is not set for plan area ... on ..."
+    PERFORM core.param_num(p_plan_area_id, 'partial_drain_factor', p_on),
+            core.param_num(p_plan_area_id, 'replacement_ratio', p_on),
+            core.param_text(p_plan_area_id, 'counted_credit_status', p_on),
+            core.param_text(p_plan_area_id, 'heritage_threshold', p_on);
+  END IF;
+  RETURN QUERY SELECT r.pdf, r.rr, r.ccs,
+                      (SELECT h.ordinal FROM core.heritage_rank h WHERE h.rank = r.ht), r.ids;
+END $$;
 COMMENT ON FUNCTION ledger.parameters(integer, date) IS
   'The ledger''s parameters (partial_drain_factor, replacement_ratio, counted_credit_status, '
-  'heritage_threshold as a rank ordinal) in force for a plan area on a date, and their row ids.';
+  'heritage_threshold as a rank ordinal) in force for a plan area on a date, as '
+  'core.param_num/param_text read them, and the ids of the rows used.';
 
 -- Replacement status order: credit counts at counted_credit_status or any later status.
 CREATE OR REPLACE FUNCTION ledger.status_rank(p_status text) RETURNS integer

@@ -1,19 +1,26 @@
--- 120_ledger_credit: the replacement credit an owner (a permit or a District project) earns
--- (spec section 4, Rule M 7(b), 7(c)(ii), (iv), (v)).
--- Credit = area(union of its wetland-component replacement features
+-- 120_ledger_credit: the replacement credit owners (permits, or District projects with no
+-- permit) earn (spec section 4, Rule M 7(b), 7(c)(ii), (iv), (v)).
+-- Credit = area(union of the owner's wetland-component replacement features
 --               − baseline wetland (the wetland layer as of the baseline date)
 --               − declared buffers (any permit's; 7(c)(v))
 --               − heritage upland ranked heritage_threshold or better (7(c)(ii))
---               − its upland-component features (7(c)(iv): upland inside the area earns nothing)
+--               − the owner's upland-component features (7(c)(iv): upland inside the area
+--                 earns nothing)
 --               − anything outside the plan area (core.cwmp_area; no boundary loaded: no clip)).
 -- By status: ground covered by features of several statuses counts once, at the most advanced
 -- status covering it (certified, then constructed, then proposed), so the three parts are
 -- disjoint and add up to the credit of all statuses.
+-- Set-based like sql/110: parallel arrays, one element per owner (a permit id, or NULL and a
+-- project name), owner_no = position.
 
-CREATE OR REPLACE FUNCTION ledger.credit_measure(p_plan_area_id integer, p_permit_id bigint,
-                                                 p_district_project text, p_on date,
-                                                 p_heritage_threshold_ordinal integer)
+DROP FUNCTION IF EXISTS ledger.credit_measure(integer, bigint, text, date, integer);
+
+CREATE OR REPLACE FUNCTION ledger.credit_measures(p_plan_area_id integer,
+                                                  p_permit_ids bigint[],
+                                                  p_district_projects text[], p_on date[],
+                                                  p_heritage_threshold_ordinal integer[])
 RETURNS TABLE (
+  owner_no integer,
   certified_geom geometry,
   constructed_geom geometry,
   proposed_geom geometry,
@@ -25,79 +32,97 @@ RETURNS TABLE (
   cwmp_area_versions bigint[]
 )
 LANGUAGE sql STABLE AS $$
-  WITH rep AS (
-    SELECT r.version_id, r.component, r.status, r.geom
-    FROM core.replacement r
-    WHERE p_permit_id IS NOT NULL AND r.permit_id = p_permit_id
-      AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
+  WITH o AS (
+    SELECT u.n::integer AS owner_no, u.permit_id, u.project, u.on_date, u.ordinal
+    FROM unnest(p_permit_ids, p_district_projects, p_on, p_heritage_threshold_ordinal)
+         WITH ORDINALITY AS u(permit_id, project, on_date, ordinal, n)
+  ), rep AS (
+    SELECT o.owner_no, r.version_id, r.component, r.status, r.geom
+    FROM o JOIN core.replacement r
+      ON r.permit_id = o.permit_id AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
     UNION ALL
-    SELECT r.version_id, r.component, r.status, r.geom
-    FROM core.replacement r
-    WHERE p_permit_id IS NULL AND r.permit_id IS NULL AND r.district_project = p_district_project
-      AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
+    SELECT o.owner_no, r.version_id, r.component, r.status, r.geom
+    FROM o JOIN core.replacement r
+      ON o.permit_id IS NULL AND r.permit_id IS NULL AND r.district_project = o.project
+     AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
   ), u AS (
-    SELECT
-      ledger.union_all(array_agg(geom ORDER BY version_id)
-        FILTER (WHERE component = 'wetland' AND status = 'certified')) AS cert,
-      ledger.union_all(array_agg(geom ORDER BY version_id)
-        FILTER (WHERE component = 'wetland' AND status = 'constructed')) AS cons,
-      ledger.union_all(array_agg(geom ORDER BY version_id)
-        FILTER (WHERE component = 'wetland' AND status = 'proposed')) AS prop,
-      ledger.union_all(array_agg(geom ORDER BY version_id)
-        FILTER (WHERE component = 'wetland')) AS wet_any,
-      ledger.union_all(array_agg(geom ORDER BY version_id)
-        FILTER (WHERE component = 'upland')) AS upland,
-      array_agg(version_id ORDER BY version_id) AS versions,
-      ST_Envelope(ST_Collect(geom) FILTER (WHERE component = 'wetland')) AS box
+    SELECT rep.owner_no,
+      ledger.union_all(array_agg(rep.geom ORDER BY rep.version_id)
+        FILTER (WHERE rep.component = 'wetland' AND rep.status = 'certified')) AS cert,
+      ledger.union_all(array_agg(rep.geom ORDER BY rep.version_id)
+        FILTER (WHERE rep.component = 'wetland' AND rep.status = 'constructed')) AS cons,
+      ledger.union_all(array_agg(rep.geom ORDER BY rep.version_id)
+        FILTER (WHERE rep.component = 'wetland' AND rep.status = 'proposed')) AS prop,
+      ledger.union_all(array_agg(rep.geom ORDER BY rep.version_id)
+        FILTER (WHERE rep.component = 'wetland')) AS wet_any,
+      ledger.union_all(array_agg(rep.geom ORDER BY rep.version_id)
+        FILTER (WHERE rep.component = 'upland')) AS upland,
+      array_agg(rep.version_id ORDER BY rep.version_id) AS versions,
+      ST_Envelope(ST_Collect(rep.geom) FILTER (WHERE rep.component = 'wetland')) AS box
     FROM rep
-  ), wet AS (
-    SELECT ledger.union_all(array_agg(b.geom ORDER BY b.version_id)) AS geom,
+    GROUP BY rep.owner_no
+  ), uo AS (
+    SELECT u.*, o.on_date, o.ordinal FROM u JOIN o ON o.owner_no = u.owner_no
+  ), wet AS (                  -- baseline wetland inside the replacement area
+    SELECT uo.owner_no, ledger.union_all(array_agg(b.geom ORDER BY b.version_id)) AS geom,
            array_agg(b.version_id ORDER BY b.version_id) AS versions,
            array_agg(DISTINCT b.delineation_version_id) AS dversions
-    FROM u CROSS JOIN LATERAL ledger.baseline_wetland(p_plan_area_id, p_on, u.box) b
-    WHERE ST_Intersects(b.geom, u.wet_any)
-  ), buf AS (
-    SELECT ledger.union_all(array_agg(b.geom ORDER BY b.version_id)) AS geom,
+    FROM uo CROSS JOIN LATERAL ledger.baseline_wetland(p_plan_area_id, uo.on_date, uo.box) b
+    WHERE ST_Intersects(b.geom, uo.wet_any)
+    GROUP BY uo.owner_no
+  ), buf AS (                  -- declared buffers inside it
+    SELECT uo.owner_no, ledger.union_all(array_agg(b.geom ORDER BY b.version_id)) AS geom,
            array_agg(b.version_id ORDER BY b.version_id) AS versions
-    FROM u JOIN core.buffer b
-      ON b.geom && u.box AND ST_Intersects(b.geom, u.wet_any)
-    WHERE b.valid_to IS NULL AND b.plan_area_id = p_plan_area_id
-  ), her AS (
-    SELECT ledger.union_all(array_agg(h.geom ORDER BY h.version_id)) AS geom,
+    FROM uo JOIN core.buffer b
+      ON b.geom && uo.box AND ST_Intersects(b.geom, uo.wet_any)
+     AND b.valid_to IS NULL AND b.plan_area_id = p_plan_area_id
+    GROUP BY uo.owner_no
+  ), her AS (                  -- heritage upland at or above the threshold inside it
+    SELECT uo.owner_no, ledger.union_all(array_agg(h.geom ORDER BY h.version_id)) AS geom,
            array_agg(h.version_id ORDER BY h.version_id) AS versions
-    FROM u JOIN core.heritage_area h
-      ON h.geom && u.box AND ST_Intersects(h.geom, u.wet_any)
-    JOIN core.heritage_rank hr ON hr.rank = h.rank
-    WHERE h.valid_to IS NULL AND h.plan_area_id = p_plan_area_id
-      AND h.community_kind = 'upland' AND hr.ordinal <= p_heritage_threshold_ordinal
+    FROM uo JOIN core.heritage_area h
+      ON h.geom && uo.box AND ST_Intersects(h.geom, uo.wet_any)
+     AND h.valid_to IS NULL AND h.plan_area_id = p_plan_area_id
+     AND h.community_kind = 'upland'
+    JOIN core.heritage_rank hr ON hr.rank = h.rank AND hr.ordinal <= uo.ordinal
+    GROUP BY uo.owner_no
   ), cw AS (
     SELECT ledger.union_all(array_agg(c.geom ORDER BY c.version_id)) AS geom,
            array_agg(c.version_id ORDER BY c.version_id) AS versions
     FROM core.cwmp_area c
     WHERE c.valid_to IS NULL AND c.plan_area_id = p_plan_area_id
   ), parts AS (
-    SELECT u.cert AS cert,
-           ledger.minus(u.cons, u.cert) AS cons,
-           ledger.minus(u.prop, ledger.union_all(ARRAY[u.cert, u.cons])) AS prop,
-           ledger.union_all(ARRAY[wet.geom, buf.geom, her.geom, u.upland]) AS excluded,
+    SELECT uo.owner_no, uo.versions, uo.wet_any, wet.versions AS wversions, wet.dversions,
+           buf.versions AS bversions, her.versions AS hversions, cw.versions AS cversions,
+           uo.cert,
+           ledger.minus(uo.cons, uo.cert) AS cons,
+           ledger.minus(uo.prop, ledger.union_all(ARRAY[uo.cert, uo.cons])) AS prop,
+           ledger.union_all(ARRAY[wet.geom, buf.geom, her.geom, uo.upland]) AS excluded,
            cw.geom AS plan
-    FROM u, wet, buf, her, cw
+    FROM uo
+    LEFT JOIN wet ON wet.owner_no = uo.owner_no
+    LEFT JOIN buf ON buf.owner_no = uo.owner_no
+    LEFT JOIN her ON her.owner_no = uo.owner_no
+    CROSS JOIN cw
   )
-  SELECT ledger.minus(CASE WHEN p.plan IS NULL THEN p.cert ELSE ledger.meet(p.cert, p.plan) END,
+  SELECT p.owner_no,
+         ledger.minus(CASE WHEN p.plan IS NULL THEN p.cert ELSE ledger.meet(p.cert, p.plan) END,
                       p.excluded),
          ledger.minus(CASE WHEN p.plan IS NULL THEN p.cons ELSE ledger.meet(p.cons, p.plan) END,
                       p.excluded),
          ledger.minus(CASE WHEN p.plan IS NULL THEN p.prop ELSE ledger.meet(p.prop, p.plan) END,
                       p.excluded),
-         u.versions, wet.versions, wet.dversions, buf.versions, her.versions,
-         CASE WHEN u.wet_any IS NULL THEN NULL ELSE cw.versions END
-  FROM parts p, u, wet, buf, her, cw
+         p.versions, p.wversions, p.dversions, p.bversions, p.hversions,
+         CASE WHEN p.wet_any IS NULL THEN NULL ELSE p.cversions END
+  FROM parts p
 $$;
-COMMENT ON FUNCTION ledger.credit_measure(integer, bigint, text, date, integer) IS
-  'Replacement credit of a permit (or, with p_permit_id NULL, a District project) measured as of '
-  'p_on: the creditable ground by status (certified, constructed, proposed; disjoint), after '
-  'every exclusion of spec section 4, with the input versions used.';
+COMMENT ON FUNCTION ledger.credit_measures(integer, bigint[], text[], date[], integer[]) IS
+  'Replacement credit of owners (parallel arrays: permit id or NULL, District project, baseline '
+  'date, heritage_threshold ordinal; owner_no = position): creditable ground by status '
+  '(certified, constructed, proposed; disjoint) after every exclusion of spec section 4, with '
+  'the input versions used. Owners with no replacement: no row.';
 
-REVOKE ALL ON FUNCTION ledger.credit_measure(integer, bigint, text, date, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ledger.credit_measure(integer, bigint, text, date, integer)
+REVOKE ALL ON FUNCTION ledger.credit_measures(integer, bigint[], text[], date[], integer[])
+  FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.credit_measures(integer, bigint[], text[], date[], integer[])
   TO rulem_etl;

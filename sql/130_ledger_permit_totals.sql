@@ -11,15 +11,14 @@
 -- A District project's baseline date is the earliest status date of its features (today when
 -- none is recorded).
 
-CREATE OR REPLACE FUNCTION ledger.sorted_ids(a bigint[]) RETURNS bigint[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
-$$ SELECT array_agg(DISTINCT x ORDER BY x) FROM unnest(a) AS x WHERE x IS NOT NULL $$;
-COMMENT ON FUNCTION ledger.sorted_ids(bigint[]) IS
-  'The distinct non-null ids of an array, sorted (NULL when there are none).';
+DROP FUNCTION IF EXISTS ledger.sorted_ids(bigint[]);
+DROP FUNCTION IF EXISTS ledger.owner_measure(integer, bigint, text);
 
-CREATE OR REPLACE FUNCTION ledger.owner_measure(p_plan_area_id integer, p_permit_id bigint,
-                                                p_district_project text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION ledger.owner_measures(p_plan_area_id integer, p_permit_ids bigint[],
+                                                 p_district_projects text[] DEFAULT '{}')
 RETURNS TABLE (
+  permit_id bigint,
+  district_project text,
   measured_on date,
   parcel_pins text[],
   partial_drain_factor numeric,
@@ -39,73 +38,137 @@ RETURNS TABLE (
   transfer_out_acres numeric,
   inputs jsonb
 )
-LANGUAGE sql STABLE AS $$
+LANGUAGE plpgsql STABLE
+SET plan_cache_mode = force_generic_plan  -- planned once per session, not once per chunk
+AS $$
+#variable_conflict use_column
+DECLARE
+  o record;
+BEGIN
+  -- The owners that carry something, their baseline dates and the parameters in force then
+  -- (looked up once per distinct date), as parallel arrays for the set-based measures.
   WITH own AS (
-    SELECT pm.version_id AS permit_version_id,
+    SELECT pm.permit_id, NULL::text AS district_project, pm.version_id AS permit_version_id,
            ledger.permit_baseline_on(pm.baseline_on, pm.decided_on) AS measured_on,
            pm.parcel_pins
     FROM core.permit pm
-    WHERE p_permit_id IS NOT NULL AND pm.permit_id = p_permit_id AND pm.valid_to IS NULL
+    WHERE pm.permit_id = ANY(p_permit_ids) AND pm.valid_to IS NULL
       AND pm.plan_area_id = p_plan_area_id AND pm.status NOT IN ('denied', 'withdrawn')
     UNION ALL
-    SELECT NULL, coalesce(min(r.status_on), current_date), NULL
+    SELECT NULL, r.district_project, NULL, coalesce(min(r.status_on), current_date), NULL
     FROM core.replacement r
-    WHERE p_permit_id IS NULL AND r.permit_id IS NULL AND r.district_project = p_district_project
+    WHERE r.permit_id IS NULL AND r.district_project = ANY(p_district_projects)
       AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
-    HAVING count(*) > 0
-  ), m AS (
-    SELECT own.*, prm.*, im.*,
-           cr.certified_geom, cr.constructed_geom, cr.proposed_geom, cr.replacement_versions,
-           cr.wetland_versions AS credit_wetland_versions,
-           cr.delineation_versions AS credit_delineation_versions,
-           cr.buffer_versions, cr.heritage_area_versions, cr.cwmp_area_versions,
-           ledger.acres(cr.certified_geom) AS cert_acres,
-           ledger.acres(cr.constructed_geom) AS cons_acres,
-           ledger.acres(cr.proposed_geom) AS prop_acres
-    FROM own
-    CROSS JOIN LATERAL ledger.parameters(p_plan_area_id, own.measured_on) prm
-    CROSS JOIN LATERAL ledger.impact_measure(p_plan_area_id, p_permit_id, own.measured_on,
-                                             prm.partial_drain_factor) im
-    CROSS JOIN LATERAL ledger.credit_measure(p_plan_area_id, p_permit_id, p_district_project,
-                                             own.measured_on, prm.heritage_threshold_ordinal) cr
-  ), tr AS (
-    SELECT coalesce(sum(t.acres) FILTER (WHERE t.to_permit_id = p_permit_id), 0) AS t_in,
-           coalesce(sum(t.acres) FILTER (WHERE t.from_permit_id = p_permit_id), 0) AS t_out,
-           array_agg(t.version_id ORDER BY t.version_id) AS versions
-    FROM core.credit_transfer t
-    WHERE p_permit_id IS NOT NULL AND t.valid_to IS NULL AND t.plan_area_id = p_plan_area_id
-      AND (t.to_permit_id = p_permit_id OR t.from_permit_id = p_permit_id)
+    GROUP BY r.district_project
+  ), prm AS (
+    SELECT d.measured_on, x.*
+    FROM (SELECT DISTINCT own.measured_on FROM own) d
+    CROSS JOIN LATERAL ledger.parameters(p_plan_area_id, d.measured_on) x
   )
-  SELECT m.measured_on, m.parcel_pins, m.partial_drain_factor, m.replacement_ratio,
-         m.counted_credit_status,
+  SELECT array_agg(own.permit_id ORDER BY own.permit_id, own.district_project) AS permits,
+         array_agg(own.district_project ORDER BY own.permit_id, own.district_project)
+           AS projects,
+         array_agg(own.permit_version_id ORDER BY own.permit_id, own.district_project)
+           AS permit_versions,
+         array_agg(own.measured_on ORDER BY own.permit_id, own.district_project) AS dates,
+         array_agg(prm.partial_drain_factor ORDER BY own.permit_id, own.district_project)
+           AS factors,
+         array_agg(prm.replacement_ratio ORDER BY own.permit_id, own.district_project)
+           AS ratios,
+         array_agg(prm.counted_credit_status ORDER BY own.permit_id, own.district_project)
+           AS counted,
+         array_agg(prm.heritage_threshold_ordinal ORDER BY own.permit_id, own.district_project)
+           AS ordinals,
+         array_agg(to_jsonb(prm.parameter_ids) ORDER BY own.permit_id, own.district_project)
+           AS parameters,
+         array_agg(array_to_string(own.parcel_pins, ',')     -- normalized PINs: no commas
+                   ORDER BY own.permit_id, own.district_project) AS pins
+  INTO o
+  FROM own JOIN prm ON prm.measured_on = own.measured_on;
+
+  IF o.permits IS NULL THEN
+    RETURN;
+  END IF;
+
+  RETURN QUERY
+  WITH own AS (
+    SELECT u.n::integer AS owner_no, u.*
+    FROM unnest(o.permits, o.projects, o.permit_versions, o.dates, o.factors, o.ratios,
+                o.counted, o.parameters, o.pins)
+         WITH ORDINALITY AS u(permit_id, district_project, permit_version_id, measured_on,
+                              factor, ratio, counted, parameters, pins, n)
+  ), im AS (
+    SELECT * FROM ledger.impact_measures(p_plan_area_id, o.permits, o.dates, o.factors)
+  ), cm AS (
+    SELECT c.*,
+           ledger.acres(c.certified_geom) AS cert_acres,
+           ledger.acres(c.constructed_geom) AS cons_acres,
+           ledger.acres(c.proposed_geom) AS prop_acres
+    FROM ledger.credit_measures(p_plan_area_id, o.permits, o.projects, o.dates,
+                                o.ordinals) c
+  ), tr AS (
+    SELECT x.owner_no, sum(x.a_in) AS t_in, sum(x.a_out) AS t_out,
+           array_agg(x.version_id ORDER BY x.version_id) AS versions
+    FROM (SELECT own.owner_no, t.acres AS a_in, 0 AS a_out, t.version_id
+          FROM own JOIN core.credit_transfer t
+            ON t.to_permit_id = own.permit_id AND t.valid_to IS NULL
+           AND t.plan_area_id = p_plan_area_id
+          UNION ALL
+          SELECT own.owner_no, 0, t.acres, t.version_id
+          FROM own JOIN core.credit_transfer t
+            ON t.from_permit_id = own.permit_id AND t.valid_to IS NULL
+           AND t.plan_area_id = p_plan_area_id) x
+    GROUP BY x.owner_no
+  ), m AS (
+    SELECT own.*, im.full_geom, im.partial_geom, coalesce(im.impact_acres, 0) AS impact_acres,
+           im.impact_versions, im.wetland_versions, im.delineation_versions,
+           cm.certified_geom, cm.constructed_geom, cm.proposed_geom, cm.replacement_versions,
+           cm.wetland_versions AS credit_wetland_versions,
+           cm.delineation_versions AS credit_delineation_versions,
+           cm.buffer_versions, cm.heritage_area_versions, cm.cwmp_area_versions,
+           coalesce(cm.cert_acres, 0) AS cert_acres, coalesce(cm.cons_acres, 0) AS cons_acres,
+           coalesce(cm.prop_acres, 0) AS prop_acres,
+           coalesce(tr.t_in, 0) AS t_in, coalesce(tr.t_out, 0) AS t_out,
+           tr.versions AS transfer_versions
+    FROM own
+    LEFT JOIN im ON im.owner_no = own.owner_no
+    LEFT JOIN cm ON cm.owner_no = own.owner_no
+    LEFT JOIN tr ON tr.owner_no = own.owner_no
+  )
+  SELECT m.permit_id, m.district_project, m.measured_on,
+         string_to_array(m.pins, ','),
+         m.factor, m.ratio, m.counted,
          m.full_geom, m.partial_geom, m.certified_geom, m.constructed_geom, m.proposed_geom,
          m.impact_acres,
-         m.impact_acres * m.replacement_ratio,
-         CASE WHEN ledger.status_rank('certified') >= ledger.status_rank(m.counted_credit_status)
+         m.impact_acres * m.ratio,
+         CASE WHEN ledger.status_rank('certified') >= ledger.status_rank(m.counted)
               THEN m.cert_acres ELSE 0 END
-         + CASE WHEN ledger.status_rank('constructed') >= ledger.status_rank(m.counted_credit_status)
+         + CASE WHEN ledger.status_rank('constructed') >= ledger.status_rank(m.counted)
                 THEN m.cons_acres ELSE 0 END
-         + CASE WHEN ledger.status_rank('proposed') >= ledger.status_rank(m.counted_credit_status)
+         + CASE WHEN ledger.status_rank('proposed') >= ledger.status_rank(m.counted)
                 THEN m.prop_acres ELSE 0 END,
-         m.prop_acres, m.cons_acres, tr.t_in, tr.t_out,
+         m.prop_acres, m.cons_acres, m.t_in, m.t_out,
          jsonb_strip_nulls(jsonb_build_object(
            'permit', m.permit_version_id,
            'baseline_on', m.measured_on,
            'impact', m.impact_versions,
            'replacement', m.replacement_versions,
-           'wetland', ledger.sorted_ids(m.wetland_versions || m.credit_wetland_versions),
-           'delineation', ledger.sorted_ids(m.delineation_versions || m.credit_delineation_versions),
+           'wetland', m.wetland_versions,
+           'delineation', m.delineation_versions,
+           'replacement_wetland', m.credit_wetland_versions,
+           'replacement_delineation', m.credit_delineation_versions,
            'buffer', m.buffer_versions,
            'heritage_area', m.heritage_area_versions,
            'cwmp_area', m.cwmp_area_versions,
-           'credit_transfer', tr.versions,
-           'parameter', m.parameter_ids))
-  FROM m, tr
-$$;
-COMMENT ON FUNCTION ledger.owner_measure(integer, bigint, text) IS
-  'Everything the ledger derives for one owner (a permit, or with p_permit_id NULL a District '
-  'project) from the current inputs: baseline date, parameters, impact and credit geometry, '
-  'acres by measure and the versions of every input used. No row: the owner carries nothing.';
+           'credit_transfer', m.transfer_versions,
+           'parameter', m.parameters))
+  FROM m;
+END $$;
+COMMENT ON FUNCTION ledger.owner_measures(integer, bigint[], text[]) IS
+  'Everything the ledger derives for some owners (permits; District projects by name) from the '
+  'current inputs: baseline date, parameters, impact and credit geometry, acres by measure and '
+  'the versions of every input used. An owner with no row carries nothing (a permit denied, '
+  'withdrawn or retired; a project with no current feature).';
 
 CREATE OR REPLACE FUNCTION ledger.owner_lock(p_permit_id bigint, p_district_project text)
 RETURNS void LANGUAGE sql AS $$
@@ -136,7 +199,7 @@ LANGUAGE sql STABLE SET jit = off AS $$
          m.transfer_out_acres,
          m.credit_acres + m.transfer_in_acres - m.transfer_out_acres - m.required_acres
   FROM core.feature f
-  CROSS JOIN LATERAL ledger.owner_measure(f.plan_area_id, f.feature_id, NULL) m
+  CROSS JOIN LATERAL ledger.owner_measures(f.plan_area_id, ARRAY[f.feature_id]) m
   WHERE f.feature_id = p_permit_id AND f.layer = 'permit'
 $$;
 COMMENT ON FUNCTION ledger.permit_totals(bigint) IS
@@ -192,9 +255,9 @@ CREATE CONSTRAINT TRIGGER ledger_transfer_within_surplus
   DEFERRABLE INITIALLY DEFERRED
   FOR EACH ROW EXECUTE FUNCTION ledger.refuse_transfer_beyond_surplus();
 
-REVOKE ALL ON FUNCTION ledger.sorted_ids(bigint[]), ledger.owner_measure(integer, bigint, text),
+REVOKE ALL ON FUNCTION ledger.owner_measures(integer, bigint[], text[]),
   ledger.owner_lock(bigint, text), ledger.permit_totals(bigint),
   ledger.refuse_transfer_beyond_surplus() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ledger.sorted_ids(bigint[]), ledger.owner_measure(integer, bigint, text),
+GRANT EXECUTE ON FUNCTION ledger.owner_measures(integer, bigint[], text[]),
   ledger.owner_lock(bigint, text), ledger.permit_totals(bigint),
   ledger.refuse_transfer_beyond_surplus() TO rulem_etl;

@@ -16,7 +16,9 @@ RETURNS TABLE (parcel_id bigint, parcel_version_id bigint, acres numeric)
 LANGUAGE sql STABLE AS $$
   SELECT x.parcel_id, x.version_id, x.acres
   FROM (
-    SELECT p.parcel_id, p.version_id, ledger.acres(ledger.meet(p_geom, p.geom)) AS acres
+    SELECT p.parcel_id, p.version_id,
+           core.acres(CASE WHEN ST_CoveredBy(p_geom, p.geom) THEN p_geom
+                           ELSE ST_Intersection(p_geom, p.geom) END) AS acres
     FROM core.parcel p
     WHERE p_geom IS NOT NULL AND p.valid_to IS NULL AND p.plan_area_id = p_plan_area_id
       AND p.geom && p_geom AND ST_Intersects(p.geom, p_geom)

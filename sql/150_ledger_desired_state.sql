@@ -22,24 +22,18 @@ AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
-  WITH own AS (
-    SELECT x.permit_id, NULL::text AS district_project
-    FROM unnest(p_permit_ids) AS x(permit_id) WHERE x.permit_id IS NOT NULL
-    UNION
-    SELECT NULL::bigint, x.district_project
-    FROM unnest(p_district_projects) AS x(district_project) WHERE x.district_project IS NOT NULL
-  ), m AS MATERIALIZED (
-    SELECT row_number() OVER () AS okey, own.permit_id, own.district_project, om.*
-    FROM own
-    CROSS JOIN LATERAL ledger.owner_measure(p_plan_area_id, own.permit_id,
-                                            own.district_project) om
-  ), piece AS (               -- the ground each owner's figures come from, by kind
-    SELECT m.okey, k.kind, k.geom
+  WITH m AS MATERIALIZED (
+    SELECT row_number() OVER () AS okey, om.*
+    FROM ledger.owner_measures(p_plan_area_id, p_permit_ids, p_district_projects) om
+  ), piece AS (               -- the ground each owner's figures come from, by kind; credit
+    SELECT m.okey, k.kind, k.geom  -- not counted matters only to an owner with no impact
     FROM m CROSS JOIN LATERAL (VALUES
       ('impact_full', m.impact_full_geom), ('impact_partial', m.impact_partial_geom),
       ('certified', m.certified_geom), ('constructed', m.constructed_geom),
       ('proposed', m.proposed_geom)) AS k(kind, geom)
     WHERE k.geom IS NOT NULL
+      AND (k.kind LIKE 'impact%' OR m.impact_acres = 0
+           OR ledger.status_rank(k.kind) >= ledger.status_rank(m.counted_credit_status))
   ), on_parcel AS MATERIALIZED (
     SELECT piece.okey, piece.kind, pa.parcel_id, pa.parcel_version_id, pa.acres
     FROM piece CROSS JOIN LATERAL ledger.parcel_areas(p_plan_area_id, piece.geom) pa
