@@ -8,7 +8,8 @@ Written to `<reports>/<date>-run-<id>/`:
 - `parcel_balance.csv`: every current parcel of the plan area with its balance;
 - `findings.gpkg`: the run's findings with their geometry (one layer per geometry type:
   finding_area, finding_line, finding_point; findings without a place in finding_list);
-- `balance_map.png`, `changes_map.png`: the pictures of the page, for slides and e-mail.
+- `balance_map.png`, `changes_map.png`: the pictures of the page, for slides and e-mail;
+and `<reports>/index.html`, every run's report, newest first.
 
 Everything is read back from the database (ops.run and its snapshots, pub.parcel_balance,
 pub.permit_balance, checks.finding); nothing is computed here but layout.
@@ -152,7 +153,39 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
     html_path = folder / "index.html"
     html_path.write_text(_html(data, status, message, title, balance_png, changes_png),
                          encoding="utf-8")
+    write_index(url, Path(reports), {run_id: (status, message)})
     return RunReport(folder, html_path, parcel_csv, gpkg, balance_png, changes_png)
+
+
+def write_index(url: str, reports: Path, pending: dict[int, tuple[str, str]]) -> Path:
+    """`<reports>/index.html`: every run's report in the folder, newest first, so the
+    morning's page is one click from the folder staff bookmark."""
+    folders = {}
+    for path in Path(reports).glob("*-run-*/index.html"):
+        try:
+            folders[int(path.parent.name.rsplit("-run-", 1)[1])] = path.parent.name
+        except ValueError:
+            continue
+    with dbmod.connect(url) as conn:
+        rows = {r.run_id: r for r in conn.execute(sa.text(
+            "SELECT run_id, plan_area, status, started_at, changed, message "
+            "FROM pub.reconciliation_run WHERE run_id = ANY(:ids)"),
+            {"ids": list(folders)})}
+    lines = []
+    for run_id in sorted(folders, reverse=True):
+        r = rows.get(run_id)
+        status, message = pending.get(run_id, (r.status, r.message) if r else ("", ""))
+        link = f'<a href="{h.esc(folders[run_id])}/index.html">run {run_id}</a>'
+        lines.append(f"<tr><td>{link}</td><td>{h.esc(h.fmt(_local(r.started_at)) if r else '')}"
+                     f"</td><td>{h.esc(r.plan_area if r else '')}</td><td>{h.status(status)}"
+                     f"</td><td>{h.esc(message)}</td></tr>")
+    body = ("<table><thead><tr><th>report</th><th>started</th><th>plan area</th>"
+            "<th>status</th><th>outcome</th></tr></thead><tbody>" + "".join(lines)
+            + "</tbody></table>")
+    index = Path(reports) / "index.html"
+    index.write_text(h.page("Rule M nightly reconciliation reports", "Newest first", body),
+                     encoding="utf-8")
+    return index
 
 
 def _write_parcel_csv(path: Path, parcels: gpd.GeoDataFrame, changed: set[int]) -> Path:

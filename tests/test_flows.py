@@ -79,6 +79,9 @@ def test_first_run_then_nothing_then_one_change(db_url, engine, tmp_path):
             second.parcels_changed) == (0, 0, 0, 0)
     assert second.findings == first.findings
     assert "Nothing changed since run" in second.report_path.read_text()
+    index = (reports / "index.html").read_text()  # newest first, each run with its outcome
+    assert index.index(f"run {second.run_id}<") < index.index(f"run {first.run_id}<")
+    assert "nothing changed since the previous run" in index
 
     # A second fill of 100 m x 100 m on P-1: required 4.9421, P-1 balance -3.7066.
     with engine.begin() as conn:
