@@ -125,5 +125,13 @@ def downgrade() -> None:
     # The functions of sql/300-349 go with their tables; mark those files unapplied so that
     # the next upgrade applies them (and every file after them) again.
     op.execute("DROP FUNCTION IF EXISTS pub.ledger_statement(text, integer, text), "
-               "pub.ledger_statement_entry(text, integer, text) CASCADE")
+               "pub.ledger_statement_entry(text, integer, text), "
+               "ops.reconcile_lock_class(), ops.try_reconcile_lock(integer), "
+               "ops.release_reconcile_lock(integer), ops.reconcile_lock_holder(integer), "
+               "ops.start_run(integer, text, text, text, integer, text, text), "
+               "ops.record_run_file(bigint, text, text, text, text, bigint, text, text), "
+               "ops.finish_run(bigint, text, text, text), "
+               "ops.snapshot_run(bigint, bigint, bigint), ops.run_finding_change(bigint), "
+               "ops.run_parcel_change(bigint), ops.plan_figures(jsonb), "
+               "ops.summarize_run(bigint) CASCADE")
     op.execute("DELETE FROM ops.sql_applied WHERE file_name >= '300' AND file_name < '350'")
