@@ -251,7 +251,11 @@ def _headline(data: _Data, status: str) -> str:
         f"{run['entries_posted'] or 0} ledger entries posted",
         f"{run['findings_new'] or 0} new finding(s)",
         f"{run['findings_resolved'] or 0} resolved",
-        f"{(run['changes'] or {}).get('findings_changed', 0)} with a changed measure",
+    ]
+    moved = (run["changes"] or {}).get("findings_changed") or 0
+    if moved:
+        parts.append(f"{moved} with a changed measure")
+    parts += [
         f"{run['parcels_changed'] or 0} parcel(s) whose balance changed",
     ]
     return (f'<div class="headline changed">Since {h.esc(since)}: '
