@@ -23,13 +23,13 @@ from pathlib import Path
 import pyogrio
 import pyogrio.errors
 
-from etl.problems import IngestRefused, Problem, refuse
+from etl.problems import refuse
 
 # Names a CSV's WKT column goes by (case-insensitive); a mapping file may name another.
 WKT_COLUMN_NAMES = ("wkt", "geom", "geometry", "the_geom", "wkt_geom", "shape", "geom_wkt")
 PARQUET_GEOMETRY_NAMES = ("geometry", "geom", "wkb_geometry", "wkb", "the_geom")
 SHAPEFILE_SIDECARS = (".shp", ".shx", ".dbf", ".prj", ".cpg")
-ZIP_KINDS = (".gdb", ".shp", ".gpkg", ".geojson", ".json", ".topojson")
+ZIPPED_FILES = (".shp", ".gpkg", ".geojson", ".json", ".topojson")  # (and .gdb folders)
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def _zip_datasets(path: Path) -> list[str]:
                     found.append(gdb)
                 break
         else:
-            if n.lower().endswith(ZIP_KINDS[1:]):
+            if n.lower().endswith(ZIPPED_FILES):
                 found.append(n)
     shp = [n for n in found if n.lower().endswith(".shp")]
     for n in shp:
@@ -312,7 +312,3 @@ def _open_parquet(path: Path, geometry_field: str | None) -> Source:
                   notes=() if meta is not None or column is None else (
                       f"no GeoParquet metadata: column {column} read as WKB geometry",))
 
-
-def problem(src: Source, message: str, field: str | None = None) -> IngestRefused:
-    """A refusal naming this source."""
-    return IngestRefused(src.name, [Problem(src.name, message, field=field)])

@@ -215,7 +215,7 @@ DECLARE
   result     jsonb;
 BEGIN
   -- Level 1: per staged row, the delivered text of every column, the raw key, the original
-  -- attributes and the geometry pipeline.
+  -- attributes and the geometry (fast path inline, the rest by the slow path below).
   FOR f IN SELECT * FROM jsonb_array_elements(coalesce(p_spec -> 'fields', '[]')) LOOP
     pairs := pairs || format('%L, s.%I', f ->> 'name', f ->> 'col');
     i := i + 1;
@@ -319,8 +319,8 @@ BEGIN
   EXECUTE format(
     'CREATE UNLOGGED TABLE %1$s AS '
     'SELECT q2.*, %2$s AS _key FROM ('
-    '  SELECT %3$s FROM (SELECT %4$s FROM %5$s s %6$s) q1 %7$s) q2 %8$s',
-    prep, key_sql, array_to_string(l2, ', '), array_to_string(l1, ', '), stg, '', joins,
+    '  SELECT %3$s FROM (SELECT %4$s FROM %5$s s) q1 %6$s) q2 %7$s',
+    prep, key_sql, array_to_string(l2, ', '), array_to_string(l1, ', '), stg, joins,
     CASE WHEN owner_col IS NOT NULL AND natural_col IS NULL
          THEN format('LEFT JOIN core.feature o ON o.feature_id = q2.%I', owner_col) ELSE '' END);
 
@@ -405,9 +405,9 @@ BEGIN
     -- rows with no problem at all are filtered first, so only they pay for the messages
     EXECUTE format(
       'INSERT INTO %1$s (_row, kind, field, message, detail) '
-      'SELECT p._row, x.kind, x.field, x.message, x.detail FROM %2$s p '
-      'CROSS JOIN LATERAL (VALUES %3$s) x(kind, field, message, detail) '
-      'WHERE (%4$s) AND x.kind IS NOT NULL',
+      'SELECT p._row, x._kind, x._field, x._message, x._detail FROM %2$s p '
+      'CROSS JOIN LATERAL (VALUES %3$s) x(_kind, _field, _message, _detail) '
+      'WHERE (%4$s) AND x._kind IS NOT NULL',
       prob, prep, array_to_string(checks, ', '),
       (SELECT string_agg('(' || x || ')', ' OR ') FROM unnest(conds) x));
   END IF;
@@ -520,12 +520,13 @@ BEGIN
     cols := cols || 'geom'::text;
   END IF;
 
-  -- Register the keys of the good features (a key seen before keeps its stable id).
+  -- Register the keys of the good features (a key seen before keeps its stable id), in key
+  -- order: the unique index takes sorted keys at a fraction of the cost of random ones.
   EXECUTE format(
     'INSERT INTO core.feature (layer, plan_area_id, feature_key) '
-    'SELECT DISTINCT %1$L, %2$s, p._key FROM %3$s p '
-    'WHERE NOT EXISTS (SELECT 1 FROM %4$s e WHERE e._row = p._row AND e.kind = ''error'') '
-    'ON CONFLICT (layer, plan_area_id, feature_key) DO NOTHING',
+    'SELECT %1$L, %2$s, k FROM (SELECT DISTINCT p._key AS k FROM %3$s p '
+    '  WHERE NOT EXISTS (SELECT 1 FROM %4$s e WHERE e._row = p._row AND e.kind = ''error'')) n '
+    'ORDER BY k ON CONFLICT (layer, plan_area_id, feature_key) DO NOTHING',
     lyr, pa, prep, prob);
 
   -- Match each good feature with its current version, if any, and compare their content.
@@ -555,7 +556,7 @@ BEGIN
   EXECUTE format(
     'INSERT INTO core.%1$I (%2$I, plan_area_id, %3$s, source_fid, source_attributes, batch_id) '
     'SELECT m._id, %4$s, %5$s, m._fid, m._attrs, %6$s FROM %7$s m WHERE m._cur IS NULL '
-    'ORDER BY m._row',
+    'ORDER BY m._id',
     lyr, id_col, (SELECT string_agg(format('%I', x), ', ') FROM unnest(cols) x), pa,
     (SELECT string_agg(format('m.%I', x), ', ') FROM unnest(cols) x), b, good);
   GET DIAGNOSTICS n_new = ROW_COUNT;
