@@ -3,7 +3,7 @@ versioning included, against GDAL's ogr2ogr (PostgreSQL driver, COPY mode) loadi
 file. Prints both times and their ratio (target: ours <= 1.5 x ogr2ogr).
 
     env -u PYTHONDONTWRITEBYTECODE .venv/bin/python bench/ingest.py [--features 100000]
-        [--admin-url postgresql://...] [--keep DIR] [--breakdown]
+        [--admin-url postgresql://...] [--keep DIR] [--repeat N] [--breakdown]
 
 Each side loads into its own fresh database on the cluster (the embedded one by default), so
 neither pays for the other's data. The GeoPackage is EPSG:26915, the databases' working CRS,
@@ -202,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--features", type=int, default=100_000)
     parser.add_argument("--admin-url", default=os.environ.get("RULEM_TEST_ADMIN_URL"))
     parser.add_argument("--keep", type=Path, help="write the GeoPackages here and keep them")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run both loads N times into fresh databases and keep the best")
     parser.add_argument("--breakdown", action="store_true",
                         help="also time what the core table's constraints and triggers cost")
     args = parser.parse_args(argv)
@@ -222,11 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"generated 2 x {n:,} polygons in {time.perf_counter() - t:.1f} s "
           f"({gpkg.stat().st_size / 1e6:.1f} MB each)")
     names = (f"rulem_bench_ogr_{os.getpid()}", f"rulem_bench_ours_{os.getpid()}")
+    t_ogr = t_ours = float("inf")
     try:
-        ogr_url = fresh_database(admin, names[0])
-        ours_url = fresh_database(admin, names[1])
-        t_ogr = run_ogr2ogr(ogr_url, gpkg)
-        t_ours, result, stages = run_ours(ours_url, gpkg)
+        for _ in range(args.repeat):  # best of N, each into fresh databases (a shared machine)
+            ogr_url = fresh_database(admin, names[0])
+            ours_url = fresh_database(admin, names[1])
+            t_ogr = min(t_ogr, run_ogr2ogr(ogr_url, gpkg))
+            t, result, stages_run = run_ours(ours_url, gpkg)
+            if t < t_ours:
+                t_ours, stages = t, stages_run
         costs = schema_costs(ours_url) if args.breakdown else []
         t_again, again, _ = run_ours(ours_url, gpkg)
         t_refresh, refresh, _ = run_ours(ours_url, gpkg2)

@@ -520,12 +520,14 @@ BEGIN
     cols := cols || 'geom'::text;
   END IF;
 
-  -- Register the keys of the good features (a key seen before keeps its stable id), in key
-  -- order: the unique index takes sorted keys at a fraction of the cost of random ones.
+  -- Register the new keys of the good features (a key seen before keeps its stable id), in
+  -- key order: the unique index takes sorted keys at a fraction of the cost of random ones.
   EXECUTE format(
     'INSERT INTO core.feature (layer, plan_area_id, feature_key) '
     'SELECT %1$L, %2$s, k FROM (SELECT DISTINCT p._key AS k FROM %3$s p '
-    '  WHERE NOT EXISTS (SELECT 1 FROM %4$s e WHERE e._row = p._row AND e.kind = ''error'')) n '
+    '  WHERE NOT EXISTS (SELECT 1 FROM %4$s e WHERE e._row = p._row AND e.kind = ''error'') '
+    '    AND NOT EXISTS (SELECT 1 FROM core.feature f WHERE f.layer = %1$L '
+    '                    AND f.plan_area_id = %2$s AND f.feature_key = p._key)) n '
     'ORDER BY k ON CONFLICT (layer, plan_area_id, feature_key) DO NOTHING',
     lyr, pa, prep, prob);
 
