@@ -1,0 +1,363 @@
+"""The benchmark harness: one command runs a size and prints every figure beside what users
+would pick instead, measured in the same run, with the ratio and the target (issue 9).
+
+    env -u PYTHONDONTWRITEBYTECODE .venv/bin/python bench/run.py --size county
+        [--only ingest,recompute,nightly,latency] [--fresh] [--keep] [--seed 0.42]
+
+Sizes: `plan` (50 parcels: a smoke test of the harness, seconds), `county` (100,000 parcels,
+30,000 wetlands, 2,000 permits; a 100,000-polygon ingest file), `state` (1,000,000 parcels,
+300,000 wetlands, 20,000 permits; only on request: hours, and tens of GB of disk).
+
+Figures:
+1. ingest of an N-polygon parcel GeoPackage (etl.ingest.ingest: validation, repair and
+   versioning included) vs `ogr2ogr -f PostgreSQL --config PG_USE_COPY YES` on the same file,
+   each into a fresh migrated database (target ours <= 1.5 x ogr2ogr);
+2. full ledger recompute (empty ledger) vs a plain geopandas overlay computing the same acres
+   (bench/recompute.py's overlay; target >= 5 x faster), with the largest difference between
+   the two sets of acres;
+3. recompute after one changed wetland vs the full recompute (target < 1 %);
+4. the nightly reconciliation end to end (flows.nightly.reconcile_now, use_prefect=False,
+   report written) with nothing new, and after 1 % of the parcels, wetlands, impacts and
+   replacements changed, each vs the full recompute (target: nothing new < 10 %);
+5. pub.parcel_balance looked up by PIN and pub.plan_balance, p50 and p95 with 8 concurrent
+   clients (threads, one connection each) vs 1 client (target: lookup p95 < 10 ms);
+6. peak RSS of the ingest process for a file 10 x larger vs the N-polygon one (target: flat,
+   at most 1.2 x).
+
+The generated plan area (bench/recompute.py's generator at the size's parameters, in SQL) is
+kept as the template database rulem_bench_run_<size>_src and cloned for each run; --fresh
+generates it again. Every scratch database is named rulem_bench_run_* and dropped at the end
+(unless --keep).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
+import sqlalchemy as sa  # noqa: E402
+
+from bench import common  # noqa: E402
+from bench.common import Row, Size, timed  # noqa: E402
+from rulem_db import db, ledger  # noqa: E402
+
+SECTIONS = ("ingest", "recompute", "nightly", "latency")
+FLAT_MEMORY = 1.2   # "memory must not grow with file size": at most 20 % more for 10 x the file
+
+# 1 % of each input layer changed through the versioning triggers, exactly as an ingest's merge
+# changes them (UPDATE of the current version: the trigger closes it, opens a new one and the
+# ledger's statement triggers queue the owners the change can move).
+ONE_PERCENT = """
+UPDATE core.parcel SET geom = ST_Multi(ST_Translate(geom, 0.5, 0.0))
+ WHERE valid_to IS NULL AND parcel_id % 100 = 7;
+UPDATE core.wetland SET geom = ST_Multi(ST_Buffer(geom, -1.0))
+ WHERE valid_to IS NULL AND wetland_id % 100 = 7;
+UPDATE core.impact SET geom = ST_Multi(ST_Translate(geom, 1.0, 1.0))
+ WHERE valid_to IS NULL AND impact_id % 100 = 7;
+UPDATE core.replacement SET geom = ST_Multi(ST_Translate(geom, 1.0, 1.0))
+ WHERE valid_to IS NULL AND replacement_id % 100 = 7
+"""
+
+LOOKUP_BY_PIN = "SELECT * FROM pub.parcel_balance WHERE pin = %(pin)s"
+LOOKUP_BY_KEY = ("SELECT * FROM pub.parcel_balance b WHERE b.parcel_id IN (SELECT f.feature_id "
+                 "FROM core.feature f WHERE f.layer = 'parcel' AND f.plan_area_id = 1 "
+                 "AND f.feature_key = %(key)s)")
+PLAN_SUMMARY = "SELECT * FROM pub.plan_balance"
+
+
+@dataclass
+class Run:
+    """One run of the harness: its size, scratch names, and what it measured."""
+
+    size: Size
+    work: Path
+    keep: bool
+    seed: float
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    full_recompute_s: float | None = None
+    databases: list[str] = field(default_factory=list)
+
+    def database(self, suffix: str) -> str:
+        name = f"{common.PREFIX}_{self.size.name}_{suffix}"
+        self.databases.append(name)
+        return name
+
+
+def _s(seconds: float) -> str:
+    return f"{seconds:.2f} s" if seconds < 100 else f"{seconds:.0f} s"
+
+
+# -- 1 and 6: ingest and its memory --------------------------------------------------------------
+
+def bench_ingest(run: Run) -> None:
+    from bench import ingest as ingest_bench
+
+    n = run.size.ingest_features
+    big_n = n * run.size.memory_factor
+    print(f"\ningest: GeoPackages of {n:,} and {big_n:,} parcel polygons "
+          "(bench/ingest.py's generator: 5 to 9 vertices, 1 in 1,000 a bow-tie to repair)")
+    gpkg, big = run.work / "parcels.gpkg", run.work / "parcels_x10.gpkg"
+
+    def write(path: Path, count: int) -> None:
+        ingest_bench.make_parcels(count).to_file(path, layer="parcel", driver="GPKG",
+                                                 engine="pyogrio")
+
+    timed(f"write the {n:,}-polygon GeoPackage", lambda: write(gpkg, n))
+    timed(f"write the {big_n:,}-polygon GeoPackage", lambda: write(big, big_n))
+
+    ogr_url = common.empty_database(run.database("ogr2ogr"))
+    t_ogr, _ = timed("ogr2ogr -f PostgreSQL, PG_USE_COPY YES",
+                     lambda: ingest_bench.run_ogr2ogr(ogr_url, gpkg))
+    ours_url = common.empty_database(run.database("ingest"))
+    t_ours, child = timed("rulem-db ingest parcel (child process)",
+                          lambda: common.ingest_in_child(ours_url, "parcel", gpkg))
+    print(f"    {child.message}")
+    print("    stages: " + ", ".join(f"{s} {t:.2f} s" for s, t in child.stages))
+    big_url = common.empty_database(run.database("ingest_x10"))
+    _, big_child = timed(f"rulem-db ingest parcel, {big_n:,} polygons (child process)",
+                         lambda: common.ingest_in_child(big_url, "parcel", big))
+    print(f"    {big_child.message}")
+    print("    stages: " + ", ".join(f"{s} {t:.2f} s" for s, t in big_child.stages))
+    for name in run.databases[-3:]:
+        if not run.keep:
+            common.drop_database(name)
+
+    ratio = child.seconds / t_ogr
+    run.rows.append(Row(
+        f"ingest {n:,} polygons (GeoPackage)", _s(child.seconds), f"ogr2ogr COPY {_s(t_ogr)}",
+        f"{ratio:.2f}x", "<= 1.5x", ratio <= 1.5))
+    mem_ratio = big_child.peak_rss_mb / child.peak_rss_mb
+    run.rows.append(Row(
+        f"ingest peak RSS, {big_n:,} polygons", f"{big_child.peak_rss_mb:,.0f} MB",
+        f"{n:,} polygons {child.peak_rss_mb:,.0f} MB", f"{mem_ratio:.2f}x",
+        f"<= {FLAT_MEMORY}x (flat)", mem_ratio <= FLAT_MEMORY))
+    run.rows.append(Row(
+        f"ingest {big_n:,} polygons, time", _s(big_child.seconds),
+        f"{n:,} polygons {_s(child.seconds)}", f"{big_child.seconds / child.seconds:.1f}x",
+        f"(linear: {run.size.memory_factor}x)"))
+    run.notes.append(f"ingest child processes: {child.baseline_rss_mb:,.0f} MB after imports, "
+                     f"before reading")
+
+
+# -- 2 and 3: recompute ----------------------------------------------------------------------
+
+def _largest_difference(sql: dict[str, pd.Series], gp: dict[str, pd.Series]) -> tuple[float,
+                                                                                      float]:
+    """The largest per-row difference in acres over impact, credit and required, and the total
+    acres compared (both sets of figures, aligned on permit or parcel)."""
+    worst, total = 0.0, 0.0
+    for key in ("impact", "credit", "required"):
+        both = pd.concat([sql[key].rename("sql"), gp[key].rename("gp")], axis=1).fillna(0.0)
+        worst = max(worst, float((both.sql - both.gp).abs().max()))
+        total += float(both.sql.sum())
+    return worst, total
+
+
+def bench_recompute(run: Run, url: str) -> None:
+    from bench import recompute as ledger_bench
+
+    print("\nrecompute: the ledger on the generated plan area")
+    full, summary = timed(f"full recompute, empty ledger ({ledger.DEFAULT_WORKERS} workers)",
+                          lambda: ledger.recompute(url, all=True))
+    print(f"    {summary}")
+    run.full_recompute_s = full
+    read_s, layers = timed("geopandas: read the layers from PostGIS",
+                           lambda: ledger_bench.read_layers(url))
+    gp_s, gp = timed("geopandas: overlay, dissolve, allocate",
+                     lambda: ledger_bench.geopandas_figures(layers))
+    layers.clear()  # free the GeoDataFrames before the next steps
+    worst, total = _largest_difference(ledger_bench.sql_figures(url), gp)
+    print(f"    same acres: {total:,.4f} acres compared, largest difference {worst:.2e} acres")
+    one, one_summary = ledger_bench.one_wetland_change(url)
+    print(f"    {one_summary}")
+
+    ratio = gp_s / full
+    run.rows.append(Row(
+        "full recompute (empty ledger)", _s(full),
+        f"geopandas overlay {_s(gp_s)} (+{_s(read_s)} read)", f"{ratio:.1f}x faster",
+        ">= 5x faster", ratio >= 5))
+    run.rows.append(Row(
+        "  same acres as geopandas", f"max diff {worst:.1e} ac", f"of {total:,.1f} ac", "",
+        "<= 1e-4 ac", worst <= 1e-4))
+    run.rows.append(Row(
+        "recompute after one changed wetland", _s(one), f"full recompute {_s(full)}",
+        f"{100 * one / full:.2f} %", "< 1 %", one / full < 0.01))
+
+
+# -- 4: the nightly reconciliation ------------------------------------------------------------
+
+def _step_times(url: str, run_id: int) -> str:
+    """How a nightly run's time splits: the ledger run, the check run, the rest."""
+    with db.connect(url) as conn:
+        r = conn.execute(sa.text(
+            "SELECT extract(epoch FROM o.finished_at - o.started_at) AS total, "
+            "       extract(epoch FROM l.finished_at - l.started_at) AS ledger, "
+            "       extract(epoch FROM c.finished_at - c.started_at) AS checks "
+            "FROM ops.run o LEFT JOIN ledger.run l ON l.run_id = o.ledger_run_id "
+            "LEFT JOIN checks.run c ON c.run_id = o.check_run_id WHERE o.run_id = :r"),
+            {"r": run_id}).one()
+    total, led, chk = (float(x or 0) for x in r)
+    return (f"ledger {led:.1f} s, checks {chk:.1f} s, comparison and report "
+            f"{total - led - chk:.1f} s (run {run_id})")
+
+
+def bench_nightly(run: Run, url: str) -> None:
+    from flows import nightly
+
+    print("\nnightly: flows.nightly.reconcile_now (use_prefect=False), report included")
+    reports = run.work / "reports"
+
+    def reconcile() -> Any:
+        return nightly.reconcile_now(url, reports=reports, use_prefect=False)
+
+    _, first = timed("first run (establishes the previous run)", reconcile)
+    print(f"    {_step_times(url, first.run_id)}; {first.findings} findings")
+    quiet, summary = timed("nightly run, nothing new", reconcile)
+    print(f"    {_step_times(url, summary.run_id)}; changed: {summary.changed}")
+
+    def queue_only() -> Any:
+        with nightly.database(url):
+            return nightly.nightly_reconciliation.fn(reports=str(reports), full_recompute=False,
+                                                     started_via="api")
+
+    quiet_q, summary_q = timed("nightly run, nothing new, recompute of the queue only",
+                               queue_only)
+    print(f"    {_step_times(url, summary_q.run_id)}")
+
+    def change() -> dict[str, int]:
+        counts = {}
+        with db.connect(url) as conn:
+            for statement in ONE_PERCENT.split(";\n"):
+                table = statement.split()[1]
+                counts[table] = conn.execute(sa.text(statement)).rowcount
+        return counts
+
+    _, changed = timed("1 % of parcels, wetlands, impacts, replacements changed", change)
+    print("    " + ", ".join(f"{v:,} {k}" for k, v in changed.items()))
+    busy, summary_c = timed("nightly run, 1 % changed", reconcile)
+    print(f"    {_step_times(url, summary_c.run_id)}; {summary_c.entries_posted} entries, "
+          f"{summary_c.parcels_changed} parcels changed")
+
+    full = run.full_recompute_s
+    if full is None:
+        full, _ = timed("full recompute (the comparison; nothing changed)",
+                        lambda: ledger.recompute(url, all=True))
+        run.notes.append("nightly compared with a full recompute that posted nothing (the "
+                         "recompute section was not run)")
+    run.rows.append(Row(
+        "nightly, nothing new (as shipped)", _s(quiet), f"full recompute {_s(full)}",
+        f"{100 * quiet / full:.0f} %", "< 10 %", quiet / full < 0.10))
+    run.rows.append(Row(
+        "  the same, queue-only recompute", _s(quiet_q), f"full recompute {_s(full)}",
+        f"{100 * quiet_q / full:.0f} %", "(< 10 %)", None))
+    run.rows.append(Row(
+        "nightly, 1 % of features changed", _s(busy), f"full recompute {_s(full)}",
+        f"{100 * busy / full:.0f} %", "", None))
+
+
+# -- 5: latency ------------------------------------------------------------------------------
+
+def bench_latency(run: Run, url: str) -> None:
+    print("\nlatency: 8 concurrent clients (threads, one connection each) vs 1 client")
+    pins = common.sample_pins(url)
+    with db.connect(url) as conn:
+        keys = dict(conn.execute(sa.text(
+            "SELECT pin, pin_normalized FROM core.parcel WHERE valid_to IS NULL "
+            "AND pin = ANY(:p)"), {"p": pins}).all())
+    by_pin = ("pub.parcel_balance by PIN", LOOKUP_BY_PIN,
+              lambda rng: {"pin": rng.choice(pins)})
+    by_key = ("pub.parcel_balance by PIN, via feature key", LOOKUP_BY_KEY,
+              lambda rng: {"key": keys[rng.choice(pins)]})
+    plan = ("pub.plan_balance (plan-wide summary)", PLAN_SUMMARY, lambda rng: {})
+    measured: dict[tuple[str, int], common.Latency] = {}
+    for query, rounds in ((by_pin, 250), (by_key, 250), (plan, 25)):
+        for clients in (1, 8):
+            got = common.concurrent_latency(url, [query], clients=clients,
+                                            per_client=rounds * 8 // clients)
+            measured[(query[0], clients)] = got[query[0]]
+            print(f"  {clients} client(s): {got[query[0]].line()}")
+    for label, target in ((by_pin[0], 10.0), (by_key[0], None), (plan[0], None)):
+        eight, one = measured[(label, 8)], measured[(label, 1)]
+        errors = len(eight.errors) + len(one.errors)
+        run.rows.append(Row(
+            f"{label}, 8 clients", f"p50 {eight.p50:.2f} / p95 {eight.p95:.2f} ms",
+            f"1 client p50 {one.p50:.2f} / p95 {one.p95:.2f} ms",
+            f"{eight.p95 / one.p95:.1f}x p95", f"p95 < {target:g} ms" if target else "",
+            (eight.p95 < target and not errors) if target else None))
+        if errors:
+            run.notes.append(f"{label}: {errors} queries failed, e.g. "
+                             f"{(eight.errors + one.errors)[0]}")
+
+
+# -- main ------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--size", choices=sorted(common.SIZES), default="plan")
+    parser.add_argument("--only", default=",".join(SECTIONS),
+                        help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    parser.add_argument("--fresh", action="store_true",
+                        help="generate the plan area again even if its template exists")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch databases")
+    parser.add_argument("--seed", type=float, default=0.42, help="setseed() of the generator")
+    args = parser.parse_args(argv)
+    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(sorted(unknown))}: choose from "
+                     f"{', '.join(SECTIONS)}")
+    size = common.SIZES[args.size]
+    run = Run(size, Path(tempfile.mkdtemp(prefix="rulem-bench-run-")), args.keep, args.seed)
+    started = time.perf_counter()
+    print(f"rulem-db benchmark, size {size.name}: {size.parcels:,} parcels, "
+          f"{size.wetlands:,} wetlands, {size.permits:,} permits")
+    print(f"machine: {common.machine()}")
+    try:
+        if "ingest" in sections:
+            bench_ingest(run)
+        if {"recompute", "nightly", "latency"} & set(sections):
+            print(f"\nplan area: {common.PREFIX}_{size.name}_src as the template")
+            gen, (url, generated) = timed(
+                "clone the generated plan area (or generate it in SQL)",
+                lambda: common.plan_area_database(run.database("plan_area"), size, args.seed,
+                                                  args.fresh))
+            if generated is not None:
+                run.notes.append(f"plan area generated in {generated:.0f} s (kept as template)")
+            print("    " + ", ".join(f"{v:,} {k}" for k, v in common.counts(url).items()))
+            if "recompute" in sections:
+                bench_recompute(run, url)
+            if "nightly" in sections:
+                bench_nightly(run, url)
+            if "latency" in sections:
+                if "nightly" not in sections and "recompute" not in sections:
+                    timed("full recompute (fills the ledger)",
+                          lambda: ledger.recompute(url, all=True))
+                bench_latency(run, url)
+    finally:
+        if not run.keep:
+            for name in run.databases:
+                common.drop_database(name)
+            shutil.rmtree(run.work, ignore_errors=True)
+    common.print_table(run.rows, f"rulem-db benchmark, size {size.name} "
+                                 f"({size.parcels:,} parcels, {size.wetlands:,} wetlands, "
+                                 f"{size.permits:,} permits)")
+    for note in run.notes:
+        print(f"note: {note}")
+    print(f"machine at the end: {common.machine()}; total {time.perf_counter() - started:.0f} s")
+    return 0 if all(r.passed is not False for r in run.rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
