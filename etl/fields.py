@@ -186,12 +186,12 @@ class ColumnPlan:
 
 
 def _candidates(layer: Layer, col: Col) -> list[str]:
-    names = [col.name]
+    """Other names a column goes by (its own name is tried first, for every column)."""
+    names = []
     if col.ref_layer and col.name.endswith("_id"):
         base = col.name[:-3]
         names += [f"{base}_key", f"{base}_no", base]
-    names += list(ALIASES.get((layer.name, col.name), ()))
-    return names
+    return names + list(ALIASES.get((layer.name, col.name), ()))
 
 
 def plan_columns(layer: Layer, fields: tuple[str, ...], mapping: Mapping,
@@ -200,37 +200,48 @@ def plan_columns(layer: Layer, fields: tuple[str, ...], mapping: Mapping,
     by_norm: dict[str, str] = {}
     for f in fields:
         by_norm.setdefault(norm(f), f)
-    taken: set[str] = {mapping.key} if mapping.key else set()
-    plans: list[ColumnPlan] = []
-    known = {c.name for c in layer.columns}
+    known = [c.name for c in layer.columns]
     for col in mapping.rules:
         if col not in known:
             raise refuse(file, f"the mapping file names column {col!r}, which layer "
                          f"{layer.name} does not have; its columns are {', '.join(known)}")
-    for col in layer.columns:
+    if mapping.key is not None and mapping.key not in fields:
+        raise refuse(file, f"the mapping file takes feature keys from field {mapping.key!r}, "
+                     f"which the file does not have; its fields are {', '.join(fields)}")
+    plans = {c.name: ColumnPlan(c) for c in layer.columns}
+    taken: set[str] = {mapping.key} if mapping.key else set()
+    for col in layer.columns:  # the mapping file first
         rule = mapping.rules.get(col.name)
-        plan = ColumnPlan(col)
-        if rule is not None and not rule.off:
-            if rule.field is not None:
-                if rule.field not in fields:
-                    raise refuse(file, f"the mapping file maps {col.name} from field "
-                                 f"{rule.field!r}, which the file does not have; its fields "
-                                 f"are {', '.join(fields)}")
-                plan.field, plan.how = rule.field, "mapping file"
-            plan.const = rule.const
-            plan.values = rule.values
-            if rule.const is not None:
-                plan.how = "mapping file (constant)"
-        elif rule is None:
-            for name in _candidates(layer, col):
+        if rule is None or rule.off:
+            continue
+        plan = plans[col.name]
+        if rule.field is not None:
+            if rule.field not in fields:
+                raise refuse(file, f"the mapping file maps {col.name} from field "
+                             f"{rule.field!r}, which the file does not have; its fields are "
+                             f"{', '.join(fields)}")
+            plan.field, plan.how = rule.field, "mapping file"
+            taken.add(rule.field)
+        plan.const, plan.values = rule.const, rule.values
+        if rule.const is not None:
+            plan.how = "mapping file (constant)"
+    unmapped = [c for c in layer.columns if c.name not in mapping.rules]
+    # then every column's own name, before any other name (so an alias never takes a field
+    # that is another column's own)
+    own_name = {c.name: [c.name] for c in unmapped}
+    other_names = {c.name: _candidates(layer, c) for c in unmapped}
+    for names in (own_name, other_names):
+        for col in unmapped:
+            plan = plans[col.name]
+            if plan.field is not None:
+                continue
+            for name in names[col.name]:
                 hit = by_norm.get(norm(name))
                 if hit is not None and hit not in taken:
                     plan.field, plan.how = hit, "recognised"
+                    taken.add(hit)
                     break
-        if plan.field:
-            taken.add(plan.field)
-        plans.append(plan)
-    return plans
+    return list(plans.values())
 
 
 def key_field(fields: tuple[str, ...], mapping: Mapping) -> str | None:
