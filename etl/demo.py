@@ -1,5 +1,6 @@
-"""A synthetic CWMP plan area for demos and tests: every Rule M layer, eight permits, each one
-built to exercise one case of the ledger and the checks.
+"""A synthetic CWMP plan area for demos and tests: every Rule M layer, sixteen permits, each one
+built to exercise one case of the ledger and the checks; together they fail every check of the
+catalogue (``checks.rule_check``) at least once, and three of them pass every check.
 
 Why synthetic: the real ACD 53-62 permit files are not public, and a demo must hold every case
 the spec's checks distinguish (section 5 of ``../shared/design/rule-m-spec.md``) with numbers a
@@ -21,8 +22,10 @@ W-001..W-004 at y 880-1120/1190 from x 200 to 2300 with ACD 53-62 along y = 990;
 line (y = 1000) runs through it, so every band polygon straddles two parcels. W-005 touches the
 band; W-006 is central only through ACD 53-62 Lateral 1; W-010..W-019 are isolated.
 
-Permits (all approved; baseline_on is written only for 24-001, equal to its decision date,
-the others rely on the default; impact factor 1, drain_partial 0.5):
+Permits (approved but 24-009, under review; baseline_on is written only for 24-001, equal to
+its decision date, and 24-016, an after-the-fact permit; the others rely on the default; impact
+factor 1, drain_partial 0.5). "Fails" in ``DEMO_CASES`` names each check a permit is built to
+fail, as "<paragraph> <check code>" exactly as the catalogue has them:
 
 ====== ==== ================================================ ========= ========= ==========
 permit case what it exercises                                impact ac credit ac balance ac
@@ -47,6 +50,30 @@ permit case what it exercises                                impact ac credit ac
 24-008 8    5(c) C/D biofiltration 9.3% < 20%; 5(d) bounce    0.1186    0         +0.0314
             +0.8 ft > 0.5 (moderate); 52,313 ft^2 new                       (+0.15 in)
             impervious; road in W-017 without a variance
+24-009 9    under review, incomplete: W-019 untyped and       0         0         0
+            unassessed (3(e)), no ditch determination (3(f)),
+            no subwatershed (5(c)); fertilizer declaration
+            and easement (1.1861 ac) not yet recorded:
+            warnings before the decision
+24-010 10   no 2(a) trigger: 8,073 ft^2 pole barn, grading    0         0         0
+            not altering runoff (a warning: no Rule M permit
+            was needed)
+24-011 11   banked basin 200x80 m, type 2: 30x80 m (0.5931    0         3.3606    +3.3606
+            ac) outside the CWMP area, 80x80 m (1.5815 ac)
+            outside Figure 5, 120x80 m (2.3722 ac) in an F5
+            zone planned for type 3
+24-012 12   infiltration 1,200 < V_AB 1,728 ft^3 with no      0         0         0
+            pretreatment; inundation +4 days > 2 (moderate)
+24-013 13   buffer 20 m but 6 m (19.69 ft < 25) along 50 m,   0         0         0
+            mean 56.43 ft; a 10x6 m shed in it (0.0148 ac)
+24-014 14   buffer without recorded declaration (6), with no  0         0         0
+            vegetation plan (6(d)), re-graded 60x12 m without
+            the 3-year declaration (6(e)(v))
+24-015 15   roof rain garden 3 m (9.84 ft) from the wetland,  0         0         0
+            on A/D muck (0.0297 ac); V_CD 8,895 ft^3 met by
+            2,000 of biofiltration, no wet pond
+24-016 16   baseline 2019-06-15, before D-2019-01's approval: 0         0         0
+            all 21.8441 ac of R1-07 undelineated (3(e))
 ====== ==== ================================================ ========= ========= ==========
 
 Also: a District project replacement (2.9653 ac certified, no permit), a re-delineation of
@@ -59,10 +86,40 @@ an isolated wetland (the CWMP's premise: develop upland, aggregate wetland), so 
 edge is the same before and after impacts; replacement basins stay at least 24 m outside the
 buffers, so transects never depend on whether replacement counts as wetland; easements cover
 all baseline wetland on the permitted parcels including impact footprints and enclosed upland,
-plus buffer and replacement areas; every permit has a ditch feature from its own on-site
-determination (3(f)) and every wetland a functional assessment (3(e)); buffers are 16 m, not
-exactly 50 ft, so float noise cannot fail a passing permit. Buffers run lot line to lot line:
-a transect taken exactly on a lot line runs along the buffer's side.
+plus buffer and replacement areas; every permit has an on-site ditch determination (3(f): the
+first eight a ditch feature credited to them, the later ones the permit's
+``ditch_determined_on``) and every wetland but W-019 a type and a functional assessment (3(e));
+buffers are 16 m, not exactly 50 ft, so float noise cannot fail a passing permit. Buffers run
+lot line to lot line: a transect taken exactly on a lot line runs along the buffer's side.
+
+How the later permits (24-009 to 24-016) fail only what they were built to fail, and what was
+decided where the checks allowed a choice:
+
+* They impact no wetland (only the first eight do), so their ledger figures are zero but for
+  24-011's banked credit, and the plan totals change only by that surplus on R4-10. Each stands
+  on parcels no other permit uses (R1-01, R1-02, R4-10, R1-05, R2-08, R3-01, R2-09, R1-07); the
+  first eight permits' features, keys and figures are unchanged (``build`` makes the later
+  permits after the plan records, so no key shifts). Shared layers grew by one Figure 5 zone
+  (F5-006, where no other replacement lies) and lost W-019's type and assessment (no other
+  permit is on R1-01).
+* Findings that depend on the permit's status (declarations, easement) are errors on approved
+  permits; 24-009 shows them as the warnings the checks give before a decision. 24-009 records
+  no declaration or easement: both are conditions of issuance.
+* 3(e) ``delineation_approved`` cannot fail on a current permit here, since D-2019-01 covers the
+  whole plan area and serves every permit (docs/checks.md, decision 9). 24-016 fails it the way
+  a real file does: an after-the-fact permit measured as of the unpermitted work (baseline_on
+  2019-06-15), before any delineation was approved. With no wetland as of that date its only
+  2(a) trigger is its grading.
+* 7(c) ``replacement_outside_plan_area`` needs geometry beyond the CWMP boundary: 24-011's basin
+  crosses it by 30 m, the only feature outside the plan area (``CROSSES_PLAN``); ingest loads it
+  with a warning and only the part inside earns credit. Outside the plan is outside every
+  Figure 5 zone too, so the same basin fails ``replacement_outside_figure5``.
+* 6(f)(iii) and 5(c)(ii) ``infiltration_soils`` fail together on 24-015: all land within 25 ft
+  of the central wetland is mapped as muck with a high water table (S-001) or C/D soil, so an
+  infiltration feature that close is on unsuitable soil as well.
+* 24-013's buffer is 20 m deep where it meets 24-007's at x = 2000, so its markers are more
+  than 10 ft from 24-007's upland edge and do not count for that permit (24-007's marker on the
+  lot line counts for 24-013, and 24-013's at x = 2250 for 24-015, with no effect on a figure).
 
 Files: ``demo.gpkg`` (one layer per spatial layer), CSV for the attribute-only layers, and
 ``manifest.json`` (load order). Field convention: ``feature_key`` is each feature's natural key
@@ -342,7 +399,7 @@ DEMO_CASES: dict[str, dict[str, Any]] = {
     "24-008": {
         "case": 8,
         "title": "stormwater shortfall on D soil, bounce over the limit, road in wetland",
-        "fails": ("5(c) biofiltration_share", "5(d) bounce", "7(g) structure_in_wetland"),
+        "fails": ("5(c)(iii) biofiltration_share", "5(d) bounce", "7(g) structure_in_wetland"),
         "triggers": ("2(a)(i)", "2(a)(ii)", "2(a)(iii)"),
         "parcels": ("R4-06",),
         "impacts": {"W-017": ("fill", 480.0)},  # road crossing 40 m x 12 m
@@ -368,6 +425,205 @@ DEMO_CASES: dict[str, dict[str, Any]] = {
         # moderate allows +0.5 ft and +2 days: bounce 1.2 -> 2.0 ft fails, 5 -> 6 days passes
         "hydroperiod": {"W-017": ("moderate", 0.8, 1.0)},
     },
+    # ---- permits 24-009 to 24-016: the checks the first eight do not fail. None of them
+    # impacts wetland (their ledger figures are zero, but for 24-011's banked credit), so each
+    # fails only what it was built to fail. ----
+    "24-009": {
+        "case": 9,
+        "title": "incomplete application under review: submittals missing before a decision",
+        "status": "under_review",
+        # declarations and easements are conditions of issuance: warnings before the decision
+        "fails": ("3(e) type_determination", "3(e) functional_assessment",
+                  "3(f) ditch_determination", "5(c) stormwater_subwatersheds",
+                  "5(e) declaration_missing", "8 easement_coverage"),
+        "warnings": ("5(e) declaration_missing", "8 easement_coverage"),
+        "triggers": ("2(a)(iii)",),
+        "parcels": ("R1-01",),
+        "impacts": {},
+        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
+        "credit_by_parcel_acres": {},
+        "buffer": None,
+        "markers": None,
+        # W-019 (60 m x 80 m) has neither a Circular 39 type nor a functional assessment
+        "untyped_wetlands": ("W-019",),
+        "unassessed_wetlands": ("W-019",),
+        "missing_ditch_determinations": 1,  # no ditch_determined_on, no ditch found for it
+        "subwatersheds": 0,
+        "easement_uncovered_acres": 1.1861,  # W-019, 4,800 m^2, no easement yet
+        "declarations": (),
+        "missing_declarations": ("fertilizer_snow",),
+        "new_impervious_sqft": 8073,  # house and driveway 30 m x 25 m
+        "stormwater": {},
+        "hydroperiod": {},
+    },
+    "24-010": {
+        "case": 10,
+        "title": "no 2(a) trigger: a Rule M permit was not needed",
+        "fails": ("2(a) applicability",),
+        "warnings": ("2(a) applicability",),
+        # no wetland impact, 8,073 ft^2 <= 10,000 ft^2 of new impervious, grading flagged as
+        # not altering runoff into a wetland
+        "triggers": (),
+        "parcels": ("R1-02",),
+        "impacts": {},
+        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
+        "credit_by_parcel_acres": {},
+        "buffer": None,
+        "markers": None,
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("fertilizer_snow",),
+        "new_impervious_sqft": 8073,
+        # on B soil the lawn runs off too (CN 61): V_AB = 1,728 + 1,902 ft^3
+        "stormwater": {"SW-010": {"v_ab_cuft": 3630, "v_cd_cuft": 0,
+                                  "infiltration": 3300, "pretreatment": 600}},
+        "hydroperiod": {},
+    },
+    "24-011": {
+        "case": 11,
+        "title": "banked replacement across the CWMP boundary, of another type than Figure 5",
+        "fails": ("7(c) replacement_outside_plan_area", "7(c) replacement_outside_figure5",
+                  "7(c) replacement_type_figure5"),
+        "warnings": ("7(c) replacement_outside_figure5", "7(c) replacement_type_figure5"),
+        "triggers": ("2(a)(iii)",),
+        "parcels": ("R4-10",),
+        "impacts": {},
+        "impact_acres": 0.0,
+        # basin x 2330-2530, y 1700-1780 (200 m x 80 m, type 2); the plan ends at x 2500
+        "credit_acres": 3.3606,  # 170 m x 80 m inside the plan, certified
+        "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0,
+        "balance_acres": 3.3606,  # no impact: all of it surplus on R4-10
+        "credit_by_parcel_acres": {"R4-10": 3.3606},
+        "outside_plan_acres": 0.5931,  # 30 m x 80 m
+        "outside_figure5_acres": 1.5815,  # x 2450-2530: 80 m x 80 m (F5-006 ends at 2450)
+        "other_type_acres": 2.3722,  # x 2330-2450 inside F5-006, planned type 3: 120 m x 80 m
+        "buffer": None,
+        "markers": None,
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("fertilizer_snow",),
+        "new_impervious_sqft": 8073,
+        "stormwater": {"SW-011": {"v_ab_cuft": 0, "v_cd_cuft": 1728,
+                                  "biofiltration": 400, "wet_pond": 1500}},
+        "hydroperiod": {"W-004": ("high", 0.0, 0.0)},
+    },
+    "24-012": {
+        "case": 12,
+        "title": "infiltration short of V_AB, no pretreatment, inundation over the limit",
+        "fails": ("5(c)(ii) infiltration_volume", "5(c)(ii) pretreatment", "5(d) inundation"),
+        "triggers": ("2(a)(iii)",),
+        "parcels": ("R1-05",),
+        "impacts": {},
+        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
+        "credit_by_parcel_acres": {},
+        "buffer": None,
+        "markers": None,
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("fertilizer_snow",),
+        "new_impervious_sqft": 8073,
+        # A soil: V_AB is the roof and parking (CN 98); 1,200 < 1,728 and no forebay
+        "stormwater": {"SW-012": {"v_ab_cuft": 1728, "v_cd_cuft": 0, "infiltration": 1200}},
+        # moderate allows +0.5 ft and +2 days: +0.4 ft passes, 3 -> 7 days fails
+        "hydroperiod": {"W-002": ("moderate", 0.4, 4.0)},
+    },
+    "24-013": {
+        "case": 13,
+        "title": "buffer narrower than 25 ft in one stretch (mean still >= 50 ft); a shed in it",
+        "fails": ("6(c) buffer_min_width", "6(f) buffer_encroachment"),
+        "triggers": ("2(a)(iii)",),
+        "parcels": ("R2-08",),
+        "impacts": {},
+        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
+        "credit_by_parcel_acres": {},
+        # 200 m of edge at 20 m (65.62 ft), 50 m at 6 m (19.69 ft):
+        # mean (200 x 20 + 50 x 6) / 250 = 17.2 m = 56.43 ft >= 50, min 19.69 ft < 25
+        "buffer": {"width_ft": 65.62, "narrow_width_ft": 19.69, "narrow_length_m": 50.0,
+                   "min_ft": 19.69, "mean_ft": 56.43, "edge_m": 250.0},
+        "markers": {"count": 7, "max_gap_ft": 164.04, "lot_line_crossings": 2,
+                    "unmarked_crossings": 0},
+        "shed_in_buffer_acres": 0.0148,  # 10 m x 6 m, no 6(f)(i)-(ii) exception
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("buffer", "fertilizer_snow"),
+        "new_impervious_sqft": 8073,
+        "stormwater": {"SW-013": {"v_ab_cuft": 5938, "v_cd_cuft": 0,
+                                  "infiltration": 5200, "pretreatment": 900}},
+        "hydroperiod": {"W-004": ("high", 0.0, 0.0)},
+    },
+    "24-014": {
+        "case": 14,
+        "title": "buffer on the ground, its paperwork missing: declaration, vegetation plan, "
+                 "three-year restoration declaration after re-grading",
+        "fails": ("6 declaration_missing", "6(d) vegetation_plan", "6(e)(v) declaration_missing"),
+        "triggers": ("2(a)(iii)",),
+        "parcels": ("R3-01",),
+        "impacts": {},
+        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
+        "credit_by_parcel_acres": {},
+        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 250.0},
+        "markers": {"count": 6, "max_gap_ft": 164.04, "lot_line_crossings": 2,
+                    "unmarked_crossings": 0},
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("fertilizer_snow",),
+        "missing_declarations": ("buffer", "buffer_restoration_3yr"),
+        "buffer_grading_m2": 720.0,  # 60 m x 12 m re-contoured inside the buffer (6(e))
+        "new_impervious_sqft": 8073,
+        # C soil: the lawn runs off (CN 74), all of it V_CD
+        "stormwater": {"SW-014": {"v_ab_cuft": 0, "v_cd_cuft": 9639,
+                                  "biofiltration": 2000, "wet_pond": 8000}},
+        "hydroperiod": {"W-001": ("moderate", 0.2, 1.0)},
+    },
+    "24-015": {
+        "case": 15,
+        "title": "infiltration in the buffer's inner 25 ft, on muck, and the C/D volume short",
+        "fails": ("5(c)(ii) infiltration_soils", "6(f)(iii) infiltration_in_buffer",
+                  "5(c)(iii) cd_volume"),
+        "triggers": ("2(a)(iii)",),
+        "parcels": ("R2-09",),
+        "impacts": {},
+        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
+        "credit_by_parcel_acres": {},
+        # W-004's corner: 50 m of edge along y 880 and 120 m along x 2300, buffer 16 m
+        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 170.0},
+        "markers": {"count": 5, "max_gap_ft": 170.60, "lot_line_crossings": 2,
+                    "unmarked_crossings": 0},
+        # the roof rain garden, 6 m x 20 m, 3 m (9.84 ft) from the wetland, on A/D muck with
+        # a high water table; it takes roof runoff only, so no pretreatment is due
+        "rain_garden_offset_ft": 9.84,
+        "rain_garden_acres": 0.0297,
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("buffer", "fertilizer_snow"),
+        "new_impervious_sqft": 8073,
+        # all on muck: V_CD; biofiltration 2,000 >= 20% (1,779) but no wet pond: 2,000 < 8,895
+        "stormwater": {"SW-015": {"v_ab_cuft": 0, "v_cd_cuft": 8895,
+                                  "infiltration": 300, "biofiltration": 2000}},
+        "hydroperiod": {"W-004": ("high", 0.0, 0.0)},
+    },
+    "24-016": {
+        "case": 16,
+        "title": "after-the-fact permit measured before any delineation was approved",
+        "fails": ("3(e) delineation_approved",),
+        "baseline_on": "2019-06-15",  # D-2019-01 was approved 2019-08-06
+        "triggers": ("2(a)(iii)",),
+        "parcels": ("R1-07",),
+        "impacts": {},
+        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
+        "credit_by_parcel_acres": {},
+        "undelineated_acres": 21.8441,  # all of R1-07, 260 m x 340 m
+        "buffer": None,
+        "markers": None,
+        "easement_uncovered_acres": 0.0,
+        "declarations": ("fertilizer_snow",),
+        "new_impervious_sqft": 8073,
+        "stormwater": {"SW-016": {"v_ab_cuft": 1728, "v_cd_cuft": 0,
+                                  "infiltration": 1700, "pretreatment": 300}},
+        "hydroperiod": {"W-003": ("slight", 0.5, 5.0)},
+    },
 }
 
 PLAN_FACTS: dict[str, Any] = {
@@ -375,7 +631,7 @@ PLAN_FACTS: dict[str, Any] = {
     "ditch_connected_only": ("W-006",),
     "isolated_wetlands": ("W-010", "W-011", "W-012", "W-013", "W-014", "W-015", "W-016",
                           "W-017", "W-018", "W-019"),
-    "district_project_credit_acres": 2.9653,  # R-012, 150 m x 80 m on R3-04, no permit
+    "district_project_credit_acres": 2.9653,  # R-011, 150 m x 80 m on R3-04, no permit
     "transfers": (("24-001", "24-002", 0.15), ("24-001", "24-008", 0.15)),
     "baseline_delineation": "D-2019-01",
     "redelineation": "D-2025-03",  # 24-001's site, approved after its decision
@@ -430,7 +686,7 @@ SPACED_PIN = "R1-09"  # delivered with spaces instead of dashes, to exercise nor
 
 # Wetlands of the 2019 baseline delineation: key -> (rect, hole or None, Circular 39 type,
 # Cowardin, Eggers & Reed community, invasive-dominated, post-CWMP type, susceptibility).
-WetlandRow = tuple[Rect, Rect | None, str, str, str, bool, str, str]
+WetlandRow = tuple[Rect, Rect | None, str | None, str, str, bool, str, str]
 BASELINE_WETLANDS: dict[str, WetlandRow] = {
     "W-001": ((200, 880, 750, 1120), (600, 930, 630, 960), "3", "PEM1C", "Shallow Marsh",
               False, "3", "moderate"),
@@ -457,9 +713,11 @@ BASELINE_WETLANDS: dict[str, WetlandRow] = {
               "moderate"),
     "W-018": ((1800, 1750, 1900, 1850), None, "1", "PEM1A", "Seasonally Flooded Basin", False,
               "1", "least"),
-    "W-019": ((100, 100, 160, 180), None, "1", "PEM1Af", "Seasonally Flooded Basin", False, "1",
-              "least"),
+    # no type determination and no functional assessment: 24-009's incomplete application
+    "W-019": ((100, 100, 160, 180), None, None, "PEM1Af", "Seasonally Flooded Basin", False,
+              "1", "least"),
 }
+UNASSESSED_WETLANDS: frozenset[str] = frozenset({"W-019"})
 # 24-001's site re-delineated after construction: the band as before, the replacement basin
 # now wetland, the filled W-010 gone.
 REDELINEATION_WETLANDS: dict[str, WetlandRow] = {
@@ -502,6 +760,7 @@ FIGURE5: dict[str, tuple[Rect, str, str]] = {
     "F5-003": ((1280, 130, 1440, 270), "Tamarack upland basin", "3"),
     "F5-004": ((2100, 1450, 2250, 1640), "North park basin", "3"),
     "F5-005": ((1050, 1250, 1350, 1450), "Lateral 2 restoration", "3"),
+    "F5-006": ((2300, 1680, 2450, 1800), "East pasture basin", "3"),  # 24-011 digs type 2
 }
 
 CENTRAL_SEED: Rect = (220, 895, 2280, 1105)
@@ -535,7 +794,8 @@ class Site:
     """One demo permit and everything it consists of, in local metres.
 
     A table of these, not a function per permit, so that each permit's numbers sit side by side
-    and one builder makes every permit's features the same way.
+    and one builder makes every permit's features the same way. The defaults are the compliant
+    choice; a case built to fail a check says so with the field that breaks it.
     """
 
     permit_no: str
@@ -544,15 +804,17 @@ class Site:
     consultant: str
     parcels: tuple[str, ...]
     applied_on: str
-    tep_on: str
-    decided_on: str
+    tep_on: str | None
+    decided_on: str | None
     impacts: tuple[tuple[str, Rect], ...]  # (kind, rect)
-    replacements: tuple[tuple[str, str, Rect, str], ...]  # (component, status, rect, status_on)
-    subwatershed: Rect
-    receiving: str  # wetland key
+    # (component, status, rect, status_on) or (..., planned Circular 39 type)
+    replacements: tuple[tuple[str, str, Rect, str] | tuple[str, str, Rect, str, str], ...]
+    subwatershed: Rect | None  # None: no stormwater plan submitted (5(c))
+    receiving: str | None  # wetland key
     impervious: tuple[tuple[str, Rect], ...]  # (condition, rect)
     bmps: tuple[tuple[str, Rect, int, bool], ...]  # (kind, rect, volume ft^3, roof only)
-    hydro: tuple[float, float, float, float]  # bounce ft and inundation days, existing/proposed
+    # bounce ft and inundation days, existing/proposed; None: no hydroperiod modelled
+    hydro: tuple[float, float, float, float] | None
     buffer: tuple[Rect, ...] = ()
     buffer_public: bool = False
     markers: tuple[XY, ...] = ()
@@ -565,6 +827,15 @@ class Site:
     subdivision: bool = False
     species_assessment_on: str | None = None
     baseline_on: str | None = None
+    status: str = "approved"
+    grading: Rect | None = None  # the grading footprint; None: the subwatershed
+    grading_alters_runoff: bool = True  # 2(a)(iii)
+    buffer_declared: bool = True  # the buffer's declaration is recorded (6)
+    vegetation_plan: bool = True  # a buffer's vegetation management plan is approved (6(d))
+    # The on-site ditch determination (3(f)): "ditch" for the first eight permits (a ditch
+    # feature credited to the permit), "permit" (the permit's ditch_determined_on), or None.
+    ditch_determination: str | None = "ditch"
+    easement: bool = True  # recorded (a condition of issuance: none while under review)
 
 
 def _along(y: float, xs: Iterable[float]) -> tuple[XY, ...]:
@@ -714,7 +985,135 @@ SITES: tuple[Site, ...] = (
         structures=(("road", (1265, 1724, 1420, 1736), None, "none"),),
         declarations=("fertilizer_snow",),
     ),
+    # ---- added to fail every remaining check; each on parcels no other permit works ----
+    Site(
+        "24-009", "Golden Lake Estates LLC",
+        "House and driveway next to a seasonal basin: an incomplete application under review "
+        "(no type determination or functional assessment of the basin, no ditch "
+        "determination, no stormwater plan)",
+        "Golden Lake Land Surveying", ("R1-01",),
+        "2024-11-12", None, None,
+        impacts=(), replacements=(),
+        subwatershed=None, receiving=None,
+        impervious=(("proposed", (20, 250, 50, 275)),),
+        bmps=(), hydro=None,
+        grading=(10, 230, 80, 300),
+        declarations=(), status="under_review", ditch_determination=None, easement=False,
+    ),
+    Site(
+        "24-010", "Birch Street Storage LLC",
+        "Pole barn on upland far from any wetland; its grading does not change runoff into a "
+        "wetland: no 2(a) trigger, a Rule M permit was not needed",
+        "Anoka Sand Plain Surveys", ("R1-02",),
+        "2024-11-18", "2025-02-11", "2025-03-11",
+        impacts=(), replacements=(),
+        subwatershed=(190, 170, 290, 250), receiving=None,
+        impervious=(("proposed", (200, 200, 230, 225)),),
+        bmps=(("infiltration", (250, 180, 280, 195), 3300, False),
+              ("pretreatment", (240, 180, 248, 195), 600, False)),
+        hydro=None, grading_alters_runoff=False,
+        declarations=("fertilizer_snow",), ditch_determination="permit",
+    ),
+    Site(
+        "24-011", "Rehbein Hobby Farm",
+        "Machine shed and a wetland restoration basin banked as credit; the basin reaches "
+        "30 m past the CWMP boundary and digs a wet meadow where Figure 5 plans a shallow marsh",
+        "Rice Creek Wetland Consulting", ("R4-10",),
+        "2024-11-25", "2025-02-11", "2025-03-18",
+        impacts=(),
+        replacements=(("wetland", "certified", (2330, 1700, 2530, 1780), "2025-10-15", "2"),),
+        subwatershed=(2300, 1850, 2420, 1960), receiving="W-004",
+        impervious=(("proposed", (2320, 1870, 2350, 1895)),),
+        bmps=(("biofiltration", (2370, 1870, 2390, 1890), 400, False),
+              ("wet_pond", (2360, 1910, 2400, 1950), 1500, False)),
+        hydro=(0.6, 0.6, 2.0, 2.0),
+        declarations=("fertilizer_snow",), ditch_determination="permit",
+    ),
+    Site(
+        "24-012", "Sunrise Ridge Townhomes LLC",
+        "Townhome building on sand: the infiltration basin is smaller than the design storm's "
+        "runoff and has no forebay; the receiving meadow stays flooded 4 days longer",
+        "Sandplain Ecological Services", ("R1-05",),
+        "2024-12-02", "2025-03-11", "2025-04-08",
+        impacts=(), replacements=(),
+        subwatershed=(1020, 230, 1160, 330), receiving="W-002",
+        impervious=(("proposed", (1030, 250, 1060, 275)),),
+        bmps=(("infiltration", (1100, 240, 1140, 255), 1200, False),),
+        hydro=(0.8, 1.2, 3.0, 7.0),
+        declarations=("fertilizer_snow",), ditch_determination="permit",
+    ),
+    Site(
+        "24-013", "Peltier Lake Properties LLC",
+        "Single-family lot on the marsh: the buffer pinches to 6 m behind the house, and a "
+        "garden shed stands in it",
+        "Anoka Sand Plain Surveys", ("R2-08",),
+        "2024-12-09", "2025-03-11", "2025-04-08",
+        impacts=(), replacements=(),
+        subwatershed=(2080, 500, 2220, 620), receiving="W-004",
+        impervious=(("proposed", (2100, 560, 2130, 585)),),
+        bmps=(("infiltration", (2150, 520, 2190, 540), 5200, False),
+              ("pretreatment", (2140, 520, 2148, 540), 900, False)),
+        hydro=(0.6, 0.6, 2.0, 2.0),
+        buffer=((2000, 860, 2200, 880), (2200, 874, 2250, 880)),
+        markers=(*_along(860, range(2000, 2201, 50)), *_along(874, (2225, 2250))),
+        structures=(("other", (2100, 864, 2110, 870), None, "none"),),
+        ditch_determination="permit",
+    ),
+    Site(
+        "24-014", "Lino Lakes Ventures LLC",
+        "Single-family lot north of the marsh: the buffer is drawn and marked but its "
+        "declaration is not recorded, its vegetation plan never approved, and it was "
+        "re-graded without the three-year restoration declaration",
+        "Golden Lake Land Surveying", ("R3-01",),
+        "2024-12-16", "2025-04-08", "2025-05-13",
+        impacts=(), replacements=(),
+        subwatershed=(280, 1260, 400, 1360), receiving="W-001",
+        impervious=(("proposed", (300, 1300, 330, 1325)),),
+        bmps=(("biofiltration", (340, 1300, 370, 1320), 2000, False),
+              ("wet_pond", (340, 1270, 390, 1295), 8000, False)),
+        hydro=(0.9, 1.1, 3.0, 4.0),
+        buffer=((250, 1120, 500, 1136),),
+        markers=_along(1136, range(250, 501, 50)),
+        buffer_grading=((300, 1122, 360, 1134),),
+        declarations=("fertilizer_snow",), buffer_declared=False, vegetation_plan=False,
+        ditch_determination="permit",
+    ),
+    Site(
+        "24-015", "Clearwater Creek Homes Inc.",
+        "House at the corner of the swamp: a roof rain garden dug in the buffer 3 m from the "
+        "wetland, on muck with a high water table, and no wet pond for the rest of the runoff",
+        "Rice Creek Wetland Consulting", ("R2-09",),
+        "2024-12-20", "2025-04-08", "2025-05-13",
+        impacts=(), replacements=(),
+        subwatershed=(2300, 900, 2400, 980), receiving="W-004",
+        impervious=(("proposed", (2340, 920, 2370, 945)),),
+        bmps=(("infiltration", (2303, 920, 2309, 940), 300, True),
+              ("biofiltration", (2330, 960, 2350, 975), 2000, False)),
+        hydro=(0.6, 0.6, 2.0, 2.0),
+        grading=(2330, 910, 2380, 955),
+        buffer=((2250, 864, 2316, 880), (2300, 880, 2316, 1000)),
+        markers=((2250, 864), (2300, 864), (2316, 900), (2316, 950), (2316, 1000)),
+        ditch_determination="permit",
+    ),
+    Site(
+        "24-016", "Marshan Farms Inc.",
+        "After-the-fact permit for a machine shed and yard grading done in June 2019 without "
+        "a permit, measured as of the work: no approved delineation covered the site then",
+        "Anoka Sand Plain Surveys", ("R1-07",),
+        "2024-12-30", "2025-04-08", "2025-05-13",
+        impacts=(), replacements=(),
+        subwatershed=(1520, 230, 1660, 330), receiving="W-003",
+        impervious=(("proposed", (1530, 250, 1560, 275)),),
+        bmps=(("infiltration", (1600, 240, 1640, 255), 1700, False),
+              ("pretreatment", (1590, 240, 1598, 255), 300, False)),
+        hydro=(1.1, 1.6, 5.0, 10.0),
+        declarations=("fertilizer_snow",), ditch_determination="permit",
+        baseline_on="2019-06-15",
+    ),
 )
+FIRST_EDITION = 8  # SITES[:8] are the demo's first eight permits (see build)
+CROSSES_PLAN: tuple[str, ...] = ("24-011",)  # permits whose replacement crosses the boundary
+OUTSIDE_PLAN_MAX_M = 50.0
 SITE_BY_PERMIT: dict[str, Site] = {s.permit_no: s for s in SITES}
 
 TRANSFERS: tuple[tuple[str, str, float, str], ...] = (
@@ -1024,12 +1423,14 @@ def _build_permits(c: Collector) -> None:
     for s in SITES:
         pins = ";".join(parcel_key(p) for p in s.parcels)
         c.add("permit", s.permit_no, None, permit_no=s.permit_no, applicant=s.applicant,
-              parcel_pins=pins, status="approved", applied_on=s.applied_on, tep_on=s.tep_on,
-              decided_on=s.decided_on, expires_on=_expires(s.decided_on),
+              parcel_pins=pins, status=s.status, applied_on=s.applied_on, tep_on=s.tep_on,
+              decided_on=s.decided_on,
+              expires_on=_expires(s.decided_on) if s.decided_on else None,
               baseline_on=s.baseline_on, description=s.description,
               involves_subdivision=s.subdivision,
-              vegetation_plan_on=s.tep_on if s.buffer else None,
-              species_assessment_on=s.species_assessment_on)
+              vegetation_plan_on=s.tep_on if s.buffer and s.vegetation_plan else None,
+              species_assessment_on=s.species_assessment_on,
+              ditch_determined_on=s.applied_on if s.ditch_determination == "permit" else None)
 
 
 def _study_area(key: str) -> BaseGeometry:
@@ -1067,12 +1468,20 @@ def _ratings(rng: random.Random, c39: str) -> str:
 
 
 def _build_assessments(c: Collector, rng: random.Random) -> None:
-    """A functional assessment for every delineated wetland (3(e))."""
+    """A functional assessment for every delineated wetland (3(e)) but the UNASSESSED ones.
+
+    A skipped wetland still uses up its key and its random draws, so every other assessment
+    is the same as in a demo without the gap (a demo database loaded earlier sees one
+    assessment retired, nothing else changed).
+    """
     for w in c.layers["wetland"]:
         assessed = DELINEATIONS[w.attrs["delineation_key"]]["submitted_on"]
-        c.add("functional_assessment", c.next_key("FA"), None, wetland_key=w.key,
-              method="MnRAM 3.4", assessed_on=assessed,
-              ratings=_ratings(rng, w.attrs["circular39_type"]))
+        key = c.next_key("FA")
+        ratings = _ratings(rng, w.attrs["circular39_type"] or "1")
+        if w.key in UNASSESSED_WETLANDS:
+            continue
+        c.add("functional_assessment", key, None, wetland_key=w.key, method="MnRAM 3.4",
+              assessed_on=assessed, ratings=ratings)
 
 
 def _build_ditches(c: Collector) -> None:
@@ -1119,16 +1528,17 @@ def _build_site(c: Collector, s: Site, docs: Iterable[str]) -> None:
 def _site_ledger(c: Collector, s: Site) -> None:
     for kind, r in s.impacts:
         c.add("impact", c.next_key("I"), rect(r), permit_key=s.permit_no, kind=kind)
-    for component, status, r, status_on in s.replacements:
+    for component, status, r, status_on, *planned in s.replacements:
         c.add("replacement", c.next_key("R"), rect(r), permit_key=s.permit_no,
-              component=component, status=status, status_on=status_on)
+              component=component, status=status, status_on=status_on,
+              planned_type=planned[0] if planned else None)
 
 
 def _site_buffer(c: Collector, s: Site, docs: Iterable[str]) -> str | None:
     """Buffer, trails and markers; returns the buffer declaration's recording number."""
     if not s.buffer:
         return None
-    doc = None if s.buffer_public else next(iter(docs))
+    doc = None if s.buffer_public or not s.buffer_declared else next(iter(docs))
     c.add("buffer", c.next_key("B"), polygonal(unary_union([rect(r) for r in s.buffer])),
           permit_key=s.permit_no, declaration_no=doc, public_land_agreement=s.buffer_public)
     for r, width_ft in s.trails:
@@ -1164,14 +1574,17 @@ def site_parcels(s: Site) -> BaseGeometry:
 def _site_easement(c: Collector, s: Site, doc: str) -> None:
     """Easement over, per permitted parcel, all baseline wetland (holes filled, impact
     footprints included so the 8 check passes whether or not it subtracts impacts), the buffer
-    and the replacement areas; minus the designed gap of case 7."""
+    and the replacement areas; minus the designed gap of case 7. None where the parcels hold
+    none of these, or while the permit is undecided (recorded at issuance)."""
     parcels = site_parcels(s)
     wet = unary_union([fill_holes(rect(r, h)) for r, h, *_ in BASELINE_WETLANDS.values()])
     parts = [wet.intersection(parcels)]
-    parts += [rect(r) for r in s.buffer] + [rect(r) for _, _, r, _ in s.replacements]
+    parts += [rect(r) for r in s.buffer] + [rect(r[2]) for r in s.replacements]
     need = unary_union(parts).intersection(parcels)
     if s.easement_gap:
         need = need.difference(rect(s.easement_gap))
+    if not s.easement or need.area == 0:
+        return
     c.add("easement", c.next_key("E"), polygonal(need), permit_key=s.permit_no,
           grantor=s.applicant, recording_no=doc, recorded_on=_recorded_on(s))
 
@@ -1181,11 +1594,16 @@ def _site_stormwater(c: Collector, s: Site) -> None:
     for condition, r in s.impervious:
         c.add("impervious", c.next_key("IS"), rect(r), permit_key=s.permit_no,
               condition=condition)
-    sw = rect(s.subwatershed)
-    c.add("grading", c.next_key("G"), sw, permit_key=s.permit_no, alters_runoff_to_wetland=True)
+    graded = s.grading or s.subwatershed
+    if graded:
+        c.add("grading", c.next_key("G"), rect(graded), permit_key=s.permit_no,
+              alters_runoff_to_wetland=s.grading_alters_runoff)
     for r in s.buffer_grading:
         c.add("grading", c.next_key("G"), rect(r), permit_key=s.permit_no,
               alters_runoff_to_wetland=False)
+    if s.subwatershed is None:
+        return
+    sw = rect(s.subwatershed)
     hard = polygonal(unary_union([rect(r) for _, r in s.impervious]).intersection(sw))
     c.add("land_cover", c.next_key("LC"), hard, permit_key=s.permit_no,
           cover_class="impervious")
@@ -1197,6 +1615,8 @@ def _site_stormwater(c: Collector, s: Site) -> None:
         c.add("bmp", c.next_key("BMP"), rect(r), permit_key=s.permit_no,
               subwatershed_key=sw_key, kind=kind, volume_cuft=float(volume),
               roof_runoff_only=roof)
+    if s.hydro is None:
+        return
     b0, b1, d0, d1 = s.hydro
     c.add("hydroperiod", c.next_key("H"), None, permit_key=s.permit_no,
           wetland_key=s.receiving, existing_bounce_ft=b0, proposed_bounce_ft=b1,
@@ -1227,9 +1647,14 @@ def build(seed: int = DEFAULT_SEED) -> dict[str, list[Feature]]:
     _build_assessments(c, rng)
     _build_ditches(c)
     docs = _recording_numbers(rng, 4 * len(SITES))
-    for i, s in enumerate(SITES):
+    # The first edition's permits, its plan records, then the permits added later: every
+    # feature keeps the key it had before the additions, so a demo database loaded from the
+    # first edition takes the new files as additions and one retired assessment.
+    for i, s in enumerate(SITES[:FIRST_EDITION]):
         _build_site(c, s, docs[4 * i: 4 * i + 4])
     _build_plan_records(c)
+    for i, s in enumerate(SITES[FIRST_EDITION:], start=FIRST_EDITION):
+        _build_site(c, s, docs[4 * i: 4 * i + 4])
     return c.layers
 
 
@@ -1342,14 +1767,23 @@ def _manifest(seed: int, layers: dict[str, list[Feature]], county_m: float | Non
 
 
 def _validate(layers: dict[str, list[Feature]]) -> None:
-    """Refuse to write anything invalid: every geometry valid, non-empty, inside the plan."""
+    """Refuse to write anything invalid: every geometry valid, non-empty, inside the plan;
+    only a replacement built to fail 7(c) may cross the plan boundary, and by no more than
+    OUTSIDE_PLAN_MAX_M (ingest takes the part inside and warns)."""
     plan = box(0.0, 0.0, *PLAN_SIZE)
     for name, feats in layers.items():
         for f in feats:
             if f.geom is None:
                 continue
-            if f.geom.is_empty or not f.geom.is_valid or not plan.covers(f.geom):
-                raise ValueError(f"{name} {f.key}: geometry empty, invalid or outside the plan")
+            if f.geom.is_empty or not f.geom.is_valid:
+                raise ValueError(f"{name} {f.key}: geometry empty or invalid")
+            if plan.covers(f.geom):
+                continue
+            crossing = (name == "replacement" and f.attrs.get("permit_key") in CROSSES_PLAN
+                        and plan.intersects(f.geom)
+                        and plan.buffer(OUTSIDE_PLAN_MAX_M, join_style=2).covers(f.geom))
+            if not crossing:
+                raise ValueError(f"{name} {f.key}: geometry outside the plan")
 
 
 def generate(out_dir: Path, seed: int = DEFAULT_SEED) -> DemoFiles:
