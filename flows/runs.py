@@ -14,6 +14,7 @@ import contextlib
 import datetime as dt
 import os
 import socket
+import time
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -102,11 +103,21 @@ class ReconcileLock:
         got = conn.execute(sa.text("SELECT ops.try_reconcile_lock(:p)"),
                            {"p": self.plan.plan_area_id}).scalar()
         if not got:
-            holder = conn.execute(sa.text("SELECT * FROM ops.reconcile_lock_holder(:p)"),
-                                  {"p": self.plan.plan_area_id}).first()
+            holder = self._holder(conn)
             self._close()
             raise ReconcileLocked(holder_message(self.plan, holder))
         return self
+
+    def _holder(self, conn: sa.Connection, patience: float = 3.0) -> sa.Row | None:
+        """Who holds the lock. A run takes the lock a moment before it writes its run record,
+        so give the record that moment before saying there is none."""
+        deadline = time.monotonic() + patience
+        while True:
+            holder = conn.execute(sa.text("SELECT * FROM ops.reconcile_lock_holder(:p)"),
+                                  {"p": self.plan.plan_area_id}).first()
+            if holder is None or holder.run_id is not None or time.monotonic() > deadline:
+                return holder
+            time.sleep(0.1)
 
     def start_run(self, flow: str, started_via: str, inbox: str | None = None,
                   prefect_flow_run_id: str | None = None) -> int:

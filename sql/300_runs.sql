@@ -46,10 +46,10 @@ LANGUAGE sql STABLE AS $$
          r.run_id, r.flow, r.started_at, r.started_via, r.host, r.pid
   FROM holder h
   LEFT JOIN pg_stat_activity a ON a.pid = h.pid
-  LEFT JOIN LATERAL (
+  LEFT JOIN LATERAL (  -- the holder's own record (a record left by a dead run never matches)
     SELECT r.* FROM ops.run r
-    WHERE r.plan_area_id = p_plan_area_id AND r.status = 'running'
-    ORDER BY (r.backend_pid = h.pid) DESC NULLS LAST, r.run_id DESC
+    WHERE r.plan_area_id = p_plan_area_id AND r.status = 'running' AND r.backend_pid = h.pid
+    ORDER BY r.run_id DESC
     LIMIT 1) r ON true
 $$;
 COMMENT ON FUNCTION ops.reconcile_lock_holder(integer) IS
