@@ -1,15 +1,18 @@
-"""Tables of the ledger (append-only entries, change queue, recompute runs):
+"""Tables of the ledger (append-only entries, change queue, recompute runs, wetland pieces):
 defined here, created by their own Alembic revision (0003).
 
-Why three tables: `ledger.entry` is the book (append-only, every number with the run, reason and
-input versions that produced it); `ledger.change_queue` says which owners (permits or District
-projects) the input layers' triggers saw change since the last recompute; `ledger.run` records
-each recompute. Functions, views and triggers live in sql/100-199 (docs/ledger.md).
+Why these tables: `ledger.entry` is the book (append-only, every number with the run, reason
+and input versions that produced it); `ledger.change_queue` says which owners (permits or
+District projects) the input layers' triggers saw change since the last recompute;
+`ledger.run` records each recompute; `ledger.wetland_piece` holds the current wetlands cut into
+small pieces, so that a small impact on a large wetland complex overlays a few pieces, not
+thousands of vertices. Functions, views and triggers live in sql/100-199 (docs/ledger.md).
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
+from geoalchemy2 import Geometry
 from sqlalchemy.dialects import postgresql as pg
 
 # Measures an entry can carry, with the side of the book they fall on. Debits and credits make
@@ -37,8 +40,30 @@ def _owner_check() -> sa.CheckConstraint:
     return sa.CheckConstraint("(permit_id IS NULL) <> (district_project IS NULL)", name="one_owner")
 
 
+PIECE_MAX_VERTICES = 128  # ST_Subdivide's limit for ledger.wetland_piece (sql/105)
+
+
 def define(md: sa.MetaData, srid: int) -> None:
     """Add this concern's tables to the metadata (schema ledger)."""
+    sa.Table(
+        "wetland_piece", md,
+        sa.Column("wetland_piece_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="Piece id."),
+        sa.Column("plan_area_id", sa.Integer, nullable=False, comment="Plan area."),
+        sa.Column("wetland_id", sa.BigInteger, nullable=False, comment="Wetland feature."),
+        sa.Column("version_id", sa.BigInteger, nullable=False,
+                  comment="The core.wetland version cut into pieces."),
+        sa.Column("delineation_id", sa.BigInteger, nullable=False,
+                  comment="Delineation of that wetland version."),
+        sa.Column("geom", Geometry("POLYGON", srid=srid, spatial_index=False), nullable=False,
+                  comment=f"One piece (at most {PIECE_MAX_VERTICES} vertices, ST_Subdivide); "
+                          "the pieces of a version tile it."),
+        sa.Index("ix_wetland_piece_geom", "geom", postgresql_using="gist"),
+        sa.Index("ix_wetland_piece_version_id", "version_id"),
+        schema="ledger",
+        comment="Current wetland versions cut into small pieces for the ledger's overlays; "
+                "derived, kept by triggers on core.wetland (sql/105).",
+    )
     sa.Table(
         "run", md,
         sa.Column("run_id", sa.BigInteger, sa.Identity(), primary_key=True,
@@ -68,15 +93,18 @@ def define(md: sa.MetaData, srid: int) -> None:
         "entry", md,
         sa.Column("entry_id", sa.BigInteger, sa.Identity(), primary_key=True,
                   comment="Entry id."),
-        sa.Column("run_id", sa.BigInteger, sa.ForeignKey("ledger.run.run_id"), nullable=False,
-                  comment="Recompute run that posted the entry."),
-        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
-                  nullable=False, comment="Plan area."),
-        sa.Column("permit_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+        # No foreign keys but the reversal chain: posting takes these ids from the rows it
+        # reads in the same statement, and per-row key checks cost five times the insert
+        # (they lock the referenced rows; docs/ledger.md).
+        sa.Column("run_id", sa.BigInteger, nullable=False,
+                  comment="Recompute run that posted the entry (ledger.run)."),
+        sa.Column("plan_area_id", sa.Integer, nullable=False,
+                  comment="Plan area (core.plan_area)."),
+        sa.Column("permit_id", sa.BigInteger,
                   comment="Permit the entry belongs to (NULL for a District project)."),
         sa.Column("district_project", sa.Text,
                   comment="District replacement project the entry belongs to (no permit)."),
-        sa.Column("parcel_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+        sa.Column("parcel_id", sa.BigInteger,
                   comment="Parcel the acres are allocated to; NULL when no parcel could be "
                           "found (see docs/ledger.md)."),
         sa.Column("measure", sa.Text, nullable=False,
@@ -121,9 +149,11 @@ def define(md: sa.MetaData, srid: int) -> None:
         "change_queue", md,
         sa.Column("queue_id", sa.BigInteger, sa.Identity(), primary_key=True,
                   comment="Queue row id."),
-        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
-                  nullable=False, comment="Plan area."),
-        sa.Column("permit_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+        # No foreign keys, like ledger.entry: rows come from the triggers on core rows, and a
+        # bulk ingest should not lock the plan area row once per queued change.
+        sa.Column("plan_area_id", sa.Integer, nullable=False,
+                  comment="Plan area (core.plan_area)."),
+        sa.Column("permit_id", sa.BigInteger,
                   comment="Permit to recompute (NULL for a District project)."),
         sa.Column("district_project", sa.Text, comment="District project to recompute."),
         sa.Column("layer", sa.Text, nullable=False,
@@ -136,8 +166,8 @@ def define(md: sa.MetaData, srid: int) -> None:
                   server_default=sa.text("clock_timestamp()"), comment="When queued."),
         sa.Column("processed_at", sa.DateTime(timezone=True),
                   comment="When a recompute processed it (NULL while waiting)."),
-        sa.Column("processed_run_id", sa.BigInteger, sa.ForeignKey("ledger.run.run_id"),
-                  comment="Run that processed it."),
+        sa.Column("processed_run_id", sa.BigInteger,
+                  comment="Run that processed it (ledger.run)."),
         _owner_check(),
         sa.Index("ix_change_queue_waiting", "queue_id",
                  postgresql_where=sa.text("processed_at IS NULL")),

@@ -2,9 +2,9 @@
 --   * the baseline date of an owner (a permit: baseline_on, else decided_on, else today; a
 --     District project: its earliest status date, else today);
 --   * the baseline wetland near a window: core.wetland_layer's rule (sql/050) evaluated only
---     for the wetland features whose box meets the window, so that a permit's measure reads the
---     few wetlands around it instead of the whole plan area (tests/test_ledger_queue.py proves
---     it returns the same rows as core.wetland_layer);
+--     for the wetland pieces (sql/105) whose box meets the window, so that a permit's measure
+--     reads the few pieces around it instead of the whole plan area (tests/test_ledger_queue.py
+--     proves the pieces add up to core.wetland_layer's geometries);
 --   * null-safe geometry algebra (NULL stands for "nothing") and the ledger's parameters as of
 --     a date.
 -- The small helpers are PL/pgSQL on purpose: called thousands of times inside one query, a
@@ -73,11 +73,14 @@ RETURNS TABLE (
   version_id bigint,
   delineation_id bigint,
   delineation_version_id bigint,
-  geom geometry
+  geom geometry,
+  wetland_piece_id bigint
 )
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT w.wetland_id, w.version_id, w.delineation_id, d.version_id, g.geom
-  FROM core.wetland w
+  SELECT w.wetland_id, w.version_id, w.delineation_id, d.version_id, g.geom,
+         p.wetland_piece_id
+  FROM ledger.wetland_piece p                -- sql/105: the current wetlands in small pieces
+  JOIN core.wetland w ON w.version_id = p.version_id AND w.valid_to IS NULL
   JOIN core.delineation d                   -- the wetland's delineation, approved by p_on
     ON d.delineation_id = w.delineation_id AND d.valid_to IS NULL
    AND d.plan_area_id = p_plan_area_id AND d.status = 'approved' AND d.approved_on <= p_on
@@ -91,30 +94,29 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
   ) s
   CROSS JOIN LATERAL (
     SELECT CASE
-             WHEN NOT s.superseded_somewhere THEN w.geom
-             WHEN later.geom IS NULL AND ST_CoveredBy(w.geom, d.geom) THEN w.geom
-             ELSE ST_Multi(ST_CollectionExtract(ST_Intersection(
-                    w.geom, ledger.minus(d.geom, later.geom)), 3))
+             WHEN NOT s.superseded_somewhere THEN p.geom
+             WHEN later.geom IS NULL AND ST_CoveredBy(p.geom, d.geom) THEN p.geom
+             ELSE ST_CollectionExtract(ST_Intersection(
+                    p.geom, ledger.minus(d.geom, later.geom)), 3)
            END AS geom
     FROM (SELECT ledger.union_all(array_agg(l.geom ORDER BY l.delineation_id)) AS geom
           FROM core.delineation l
           WHERE s.superseded_somewhere
-            AND l.geom && d.geom AND l.geom && w.geom AND l.valid_to IS NULL
+            AND l.geom && d.geom AND l.geom && p.geom AND l.valid_to IS NULL
             AND l.plan_area_id = p_plan_area_id AND l.status = 'approved'
             AND l.approved_on <= p_on
             AND (l.approved_on, l.delineation_id) > (d.approved_on, d.delineation_id)) later
-    OFFSET 0                                -- computed once per wetland, not once per use
+    OFFSET 0                                -- computed once per piece, not once per use
   ) g
-  WHERE w.geom && p_window AND w.valid_to IS NULL AND w.plan_area_id = p_plan_area_id
+  WHERE p.geom && p_window AND p.plan_area_id = p_plan_area_id
     AND NOT ST_IsEmpty(g.geom)
 $$;
 COMMENT ON FUNCTION ledger.baseline_wetland(integer, date, geometry) IS
-  'The rows of core.wetland_layer(plan area, date) whose wetland box meets p_window (same rule: '
-  'approved delineations, each clipped where a later-approved study area covers it), with the '
-  'versions used. Local, so a permit''s measure reads only the wetlands around it.';
+  'core.wetland_layer(plan area, date) near p_window, in pieces: for each piece (sql/105) of a '
+  'current wetland whose box meets the window, the part the rule keeps (approved delineations, '
+  'each clipped where a later-approved study area covers it), with the versions used. The '
+  'pieces of one wetland union to its core.wetland_layer geometry.';
 
--- The parameters the ledger reads, in force on a date, with the parameter rows used (so an
--- entry names the exact rows behind its figure).
 CREATE OR REPLACE FUNCTION ledger.parameters(p_plan_area_id integer, p_on date)
 RETURNS TABLE (
   partial_drain_factor numeric,

@@ -26,7 +26,7 @@ LANGUAGE sql STABLE AS $$
     FROM unnest(p_permit_ids, p_on, p_partial_drain_factor)
          WITH ORDINALITY AS u(permit_id, on_date, factor, n)
     WHERE u.permit_id IS NOT NULL
-  ), imp AS (
+  ), imp0 AS (
     SELECT o.owner_no, min(o.on_date) AS on_date, min(o.factor) AS factor,
            ledger.union_all(array_agg(i.geom ORDER BY i.version_id)
              FILTER (WHERE i.kind <> 'drain_partial')) AS full_g,
@@ -38,24 +38,28 @@ LANGUAGE sql STABLE AS $$
     JOIN core.impact i
       ON i.permit_id = o.permit_id AND i.valid_to IS NULL AND i.plan_area_id = p_plan_area_id
     GROUP BY o.owner_no
-  ), wet AS (                  -- the baseline wetland the impacts meet, per permit
-    SELECT imp.owner_no,
-           ledger.union_all(array_agg(b.geom ORDER BY b.version_id)) AS geom,
-           array_agg(b.version_id ORDER BY b.version_id) AS versions,
-           array_agg(DISTINCT b.delineation_version_id) AS dversions
-    FROM imp CROSS JOIN LATERAL ledger.baseline_wetland(p_plan_area_id, imp.on_date, imp.box) b
-    WHERE ST_Intersects(b.geom, imp.full_g) OR ST_Intersects(b.geom, imp.partial_g)
-    GROUP BY imp.owner_no
-  ), piece AS (
-    SELECT imp.owner_no, imp.factor, imp.versions, wet.versions AS wversions, wet.dversions,
-           ledger.meet(imp.full_g, wet.geom) AS full_p,
-           ledger.meet(ledger.minus(imp.partial_g, imp.full_g), wet.geom) AS partial_p
-    FROM imp LEFT JOIN wet ON wet.owner_no = imp.owner_no
+  ), imp AS (                 -- partial drains outside the full-factor kinds
+    SELECT imp0.*, ledger.minus(imp0.partial_g, imp0.full_g) AS partial_only FROM imp0
+  ), cut AS (                 -- impact ∩ each baseline wetland piece it meets
+    SELECT imp.owner_no, b.version_id, b.delineation_version_id, b.wetland_piece_id,
+           ledger.meet(imp.full_g, b.geom) AS full_p,
+           ledger.meet(imp.partial_only, b.geom) AS partial_p
+    FROM imp
+    CROSS JOIN LATERAL ledger.baseline_wetland(p_plan_area_id, imp.on_date, imp.box) b
+    WHERE ST_Intersects(b.geom, imp.full_g) OR ST_Intersects(b.geom, imp.partial_only)
+  ), wet AS (                  -- the pieces' parts unioned: overlapping wetlands count once
+    SELECT cut.owner_no,
+           ledger.union_all(array_agg(cut.full_p ORDER BY cut.wetland_piece_id)) AS full_p,
+           ledger.union_all(array_agg(cut.partial_p ORDER BY cut.wetland_piece_id)) AS partial_p,
+           array_agg(DISTINCT cut.version_id) AS versions,
+           array_agg(DISTINCT cut.delineation_version_id) AS dversions
+    FROM cut
+    GROUP BY cut.owner_no
   )
-  SELECT piece.owner_no, piece.full_p, piece.partial_p,
-         ledger.acres(piece.full_p) + piece.factor * ledger.acres(piece.partial_p),
-         piece.versions, piece.wversions, piece.dversions
-  FROM piece
+  SELECT imp.owner_no, wet.full_p, wet.partial_p,
+         ledger.acres(wet.full_p) + imp.factor * ledger.acres(wet.partial_p),
+         imp.versions, wet.versions, wet.dversions
+  FROM imp LEFT JOIN wet ON wet.owner_no = imp.owner_no
 $$;
 COMMENT ON FUNCTION ledger.impact_measures(integer, bigint[], date[], numeric[]) IS
   'Impact of permits (parallel arrays: permit, baseline date, partial_drain_factor; owner_no = '

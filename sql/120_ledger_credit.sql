@@ -63,9 +63,11 @@ LANGUAGE sql STABLE AS $$
     GROUP BY rep.owner_no
   ), uo AS (
     SELECT u.*, o.on_date, o.ordinal FROM u JOIN o ON o.owner_no = u.owner_no
-  ), wet AS (                  -- baseline wetland inside the replacement area
-    SELECT uo.owner_no, ledger.union_all(array_agg(b.geom ORDER BY b.version_id)) AS geom,
-           array_agg(b.version_id ORDER BY b.version_id) AS versions,
+  ), wet AS (                  -- baseline wetland inside the replacement area, from pieces
+    SELECT uo.owner_no,
+           ledger.union_all(array_agg(ledger.meet(uo.wet_any, b.geom)
+                                      ORDER BY b.wetland_piece_id)) AS geom,
+           array_agg(DISTINCT b.version_id) AS versions,
            array_agg(DISTINCT b.delineation_version_id) AS dversions
     FROM uo CROSS JOIN LATERAL ledger.baseline_wetland(p_plan_area_id, uo.on_date, uo.box) b
     WHERE ST_Intersects(b.geom, uo.wet_any)
@@ -78,7 +80,9 @@ LANGUAGE sql STABLE AS $$
      AND b.valid_to IS NULL AND b.plan_area_id = p_plan_area_id
     GROUP BY uo.owner_no
   ), her AS (                  -- heritage upland at or above the threshold inside it
-    SELECT uo.owner_no, ledger.union_all(array_agg(h.geom ORDER BY h.version_id)) AS geom,
+    SELECT uo.owner_no,
+           ledger.union_all(array_agg(ledger.meet(uo.wet_any, h.geom)
+                                      ORDER BY h.version_id)) AS geom,
            array_agg(h.version_id ORDER BY h.version_id) AS versions
     FROM uo JOIN core.heritage_area h
       ON h.geom && uo.box AND ST_Intersects(h.geom, uo.wet_any)

@@ -38,7 +38,8 @@ BEGIN
     SELECT piece.okey, piece.kind, pa.parcel_id, pa.parcel_version_id, pa.acres
     FROM piece CROSS JOIN LATERAL ledger.parcel_areas(p_plan_area_id, piece.geom) pa
   ), basis AS (               -- candidate allocation bases: weight per owner and parcel
-    SELECT o.okey, b.basis, o.parcel_id, sum(b.weight) AS weight
+    SELECT o.okey, b.basis, o.parcel_id, max(o.parcel_version_id) AS parcel_version_id,
+           sum(b.weight) AS weight
     FROM on_parcel o
     JOIN m ON m.okey = o.okey
     CROSS JOIN LATERAL (VALUES
@@ -51,10 +52,10 @@ BEGIN
       ('proposed', CASE WHEN o.kind = 'proposed' THEN o.acres END),
       ('any', CASE WHEN o.kind IN ('certified', 'constructed', 'proposed') THEN o.acres END)
     ) AS b(basis, weight)
-    WHERE b.weight IS NOT NULL
+    WHERE b.weight > 0
     GROUP BY o.okey, b.basis, o.parcel_id
     UNION ALL
-    SELECT DISTINCT m.okey, 'pins', p.parcel_id, 1::numeric
+    SELECT DISTINCT m.okey, 'pins', p.parcel_id, p.version_id, 1::numeric
     FROM m
     CROSS JOIN LATERAL unnest(m.parcel_pins) AS pin(pin_normalized)
     JOIN core.feature f
@@ -80,31 +81,36 @@ BEGIN
     CROSS JOIN LATERAL (VALUES (true, 1, 'impact'), (true, 2, 'pins'),
                                (false, 1, c.own_basis), (false, 2, 'any'), (false, 3, 'pins'))
          AS w(with_impact, priority, basis)
-  ), basis_set AS (           -- each basis as arrays, to join by equality
-    SELECT b.okey, b.basis, array_agg(b.parcel_id ORDER BY b.parcel_id) AS parcels,
-           array_agg(b.weight ORDER BY b.parcel_id) AS weights
-    FROM basis b
-    WHERE b.weight > 0
-    GROUP BY b.okey, b.basis
   ), chosen AS (              -- per owner and measure, the first basis that has weight
-    SELECT DISTINCT ON (t.okey, t.measure) t.okey, t.measure, t.acres, bs.parcels, bs.weights
+    SELECT DISTINCT ON (t.okey, t.measure) t.okey, t.measure, t.acres, c.basis,
+           bs.okey IS NOT NULL AS has_basis
     FROM total t
     JOIN chain c ON c.measure = t.measure AND c.with_impact = t.has_impact
-    LEFT JOIN basis_set bs ON bs.okey = t.okey AND bs.basis = c.basis
+    LEFT JOIN (SELECT DISTINCT b.okey, b.basis FROM basis b) bs
+      ON bs.okey = t.okey AND bs.basis = c.basis
     ORDER BY t.okey, t.measure, bs.okey IS NULL, c.priority
-  ), allocated AS (
-    SELECT c.okey, c.measure, sp.parcel_id, sp.acres
+  ), shares AS (              -- the total in proportion to the weights, 12 decimals
+    SELECT c.okey, c.measure, c.acres AS total, b.parcel_id, b.parcel_version_id,
+           round(c.acres * b.weight / sum(b.weight) OVER w, 12) AS part,
+           row_number() OVER (PARTITION BY c.okey, c.measure
+                              ORDER BY b.weight DESC, b.parcel_id) AS rk
     FROM chosen c
-    CROSS JOIN LATERAL ledger.split(c.acres, coalesce(c.parcels, '{}'),
-                                    coalesce(c.weights, '{}')) sp
+    JOIN basis b ON b.okey = c.okey AND b.basis = c.basis
+    WINDOW w AS (PARTITION BY c.okey, c.measure)
+  ), allocated AS (           -- the largest share takes the rounding remainder: exact sums
+    SELECT s.okey, s.measure, s.parcel_id, s.parcel_version_id,
+           CASE WHEN s.rk = 1
+                THEN s.total - (sum(s.part) OVER (PARTITION BY s.okey, s.measure) - s.part)
+                ELSE s.part END AS acres
+    FROM shares s
+    UNION ALL                 -- no basis lies on a parcel: the whole total on no parcel
+    SELECT c.okey, c.measure, NULL, NULL, c.acres FROM chosen c WHERE NOT c.has_basis
     UNION ALL
-    SELECT b.okey, 'credit_hosted', b.parcel_id, b.weight
+    SELECT b.okey, 'credit_hosted', b.parcel_id, b.parcel_version_id, b.weight
     FROM basis b WHERE b.basis = 'counted'
   )
   SELECT m.permit_id, m.district_project, a.parcel_id, a.measure, a.acres,
-         m.inputs || jsonb_build_object('parcel', (
-           SELECT pv.version_id FROM core.parcel pv
-           WHERE pv.parcel_id = a.parcel_id AND pv.valid_to IS NULL))
+         m.inputs || jsonb_build_object('parcel', a.parcel_version_id)
   FROM allocated a JOIN m ON m.okey = a.okey
   WHERE a.acres <> 0;
 END

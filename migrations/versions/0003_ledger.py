@@ -1,4 +1,5 @@
-"""Ledger tables: ledger.run, ledger.entry (append-only), ledger.change_queue.
+"""Ledger tables: ledger.run, ledger.entry (append-only), ledger.change_queue,
+ledger.wetland_piece.
 
 Functions, triggers (append-only, change queue) and views are in sql/100-199.
 
@@ -10,7 +11,8 @@ from collections.abc import Sequence
 
 import geoalchemy2  # noqa: F401
 import sqlalchemy as sa
-from alembic import context, op  # noqa: F401
+from alembic import context, op
+from geoalchemy2 import Geometry
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0003"
@@ -20,7 +22,36 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    SRID: int = context.config.attributes["srid"]  # the working CRS, resolved by env.py
     op.execute("CREATE SCHEMA IF NOT EXISTS ledger")
+    op.create_geospatial_table(
+        'wetland_piece',
+        sa.Column('wetland_piece_id', sa.BigInteger(), sa.Identity(always=False),
+                  nullable=False, comment='Piece id.'),
+        sa.Column('plan_area_id', sa.Integer(), nullable=False, comment='Plan area.'),
+        sa.Column('wetland_id', sa.BigInteger(), nullable=False, comment='Wetland feature.'),
+        sa.Column('version_id', sa.BigInteger(), nullable=False,
+                  comment='The core.wetland version cut into pieces.'),
+        sa.Column('delineation_id', sa.BigInteger(), nullable=False,
+                  comment='Delineation of that wetland version.'),
+        sa.Column('geom', Geometry(geometry_type='POLYGON', srid=SRID, dimension=2,
+                                   spatial_index=False, from_text='ST_GeomFromEWKT',
+                                   name='geometry', nullable=False), nullable=False,
+                  comment='One piece (at most 128 vertices, ST_Subdivide); the pieces of a '
+                          'version tile it.'),
+        sa.PrimaryKeyConstraint('wetland_piece_id', name=op.f('pk_wetland_piece')),
+        schema='ledger',
+    )
+    # geoalchemy2's create_geospatial_table drops the table comment: set it explicitly.
+    op.create_table_comment(
+        'wetland_piece',
+        "Current wetland versions cut into small pieces for the ledger's overlays; derived, "
+        'kept by triggers on core.wetland (sql/105).', schema='ledger')
+    op.create_geospatial_index('ix_wetland_piece_geom', 'wetland_piece', ['geom'],
+                               unique=False, schema='ledger', postgresql_using='gist',
+                               postgresql_ops={})
+    op.create_index('ix_wetland_piece_version_id', 'wetland_piece', ['version_id'],
+                    unique=False, schema='ledger')
     op.create_table(
         'run',
         sa.Column('run_id', sa.BigInteger(), sa.Identity(always=False), nullable=False,
@@ -59,8 +90,9 @@ def upgrade() -> None:
         sa.Column('entry_id', sa.BigInteger(), sa.Identity(always=False), nullable=False,
                   comment='Entry id.'),
         sa.Column('run_id', sa.BigInteger(), nullable=False,
-                  comment='Recompute run that posted the entry.'),
-        sa.Column('plan_area_id', sa.Integer(), nullable=False, comment='Plan area.'),
+                  comment='Recompute run that posted the entry (ledger.run).'),
+        sa.Column('plan_area_id', sa.Integer(), nullable=False,
+                  comment='Plan area (core.plan_area).'),
         sa.Column('permit_id', sa.BigInteger(), nullable=True,
                   comment='Permit the entry belongs to (NULL for a District project).'),
         sa.Column('district_project', sa.Text(), nullable=True,
@@ -100,16 +132,8 @@ def upgrade() -> None:
             "entry_kind = CASE WHEN measure IN ('required', 'transfer_out') THEN 'debit' "
             "WHEN measure IN ('credit', 'transfer_in') THEN 'credit' ELSE 'memo' END",
             name=op.f('ck_entry_kind_of_measure')),
-        sa.ForeignKeyConstraint(['parcel_id'], ['core.feature.feature_id'],
-                                name=op.f('fk_entry_parcel_id')),
-        sa.ForeignKeyConstraint(['permit_id'], ['core.feature.feature_id'],
-                                name=op.f('fk_entry_permit_id')),
-        sa.ForeignKeyConstraint(['plan_area_id'], ['core.plan_area.plan_area_id'],
-                                name=op.f('fk_entry_plan_area_id')),
         sa.ForeignKeyConstraint(['reverses_entry_id'], ['ledger.entry.entry_id'],
                                 name=op.f('fk_entry_reverses_entry_id')),
-        sa.ForeignKeyConstraint(['run_id'], ['ledger.run.run_id'],
-                                name=op.f('fk_entry_run_id')),
         sa.PrimaryKeyConstraint('entry_id', name=op.f('pk_entry')),
         sa.UniqueConstraint('reverses_entry_id', name=op.f('uq_entry_reverses_entry_id')),
         schema='ledger',
@@ -130,7 +154,8 @@ def upgrade() -> None:
         'change_queue',
         sa.Column('queue_id', sa.BigInteger(), sa.Identity(always=False), nullable=False,
                   comment='Queue row id.'),
-        sa.Column('plan_area_id', sa.Integer(), nullable=False, comment='Plan area.'),
+        sa.Column('plan_area_id', sa.Integer(), nullable=False,
+                  comment='Plan area (core.plan_area).'),
         sa.Column('permit_id', sa.BigInteger(), nullable=True,
                   comment='Permit to recompute (NULL for a District project).'),
         sa.Column('district_project', sa.Text(), nullable=True,
@@ -149,15 +174,9 @@ def upgrade() -> None:
         sa.Column('processed_at', sa.DateTime(timezone=True), nullable=True,
                   comment='When a recompute processed it (NULL while waiting).'),
         sa.Column('processed_run_id', sa.BigInteger(), nullable=True,
-                  comment='Run that processed it.'),
+                  comment='Run that processed it (ledger.run).'),
         sa.CheckConstraint('(permit_id IS NULL) <> (district_project IS NULL)',
                            name=op.f('ck_change_queue_one_owner')),
-        sa.ForeignKeyConstraint(['permit_id'], ['core.feature.feature_id'],
-                                name=op.f('fk_change_queue_permit_id')),
-        sa.ForeignKeyConstraint(['plan_area_id'], ['core.plan_area.plan_area_id'],
-                                name=op.f('fk_change_queue_plan_area_id')),
-        sa.ForeignKeyConstraint(['processed_run_id'], ['ledger.run.run_id'],
-                                name=op.f('fk_change_queue_processed_run_id')),
         sa.PrimaryKeyConstraint('queue_id', name=op.f('pk_change_queue')),
         schema='ledger',
         comment='Owners (permits, District projects) whose inputs changed, waiting for '
