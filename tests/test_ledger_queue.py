@@ -315,3 +315,53 @@ def test_baseline_wetland_returns_the_rows_of_core_wetland_layer(engine: sa.Engi
             f"d::date, {s.rect((-10, -10, 2000, 2000))})) FROM unnest(ARRAY['2019-06-01', "
             "'2021-06-01', '2023-06-01']) d")).all())
     assert counts == {"2019-06-01": 0, "2021-06-01": 3, "2023-06-01": 5}
+
+
+def test_a_large_wetland_is_measured_in_pieces_with_the_same_acres(engine: sa.Engine,
+                                                                  db_url: str) -> None:
+    """A 1,024-vertex wetland (r = 200 m) is cut into pieces of at most 128 vertices; a fill
+    across its edge measures what the whole polygon would give, and the pieces follow the
+    wetland's versions."""
+    with engine.begin() as conn:
+        s.plan_boundary(conn)
+        d = s.delineation(conn, "D-1", (0, 0, 1000, 1000), "2020-01-01")
+        big = conn.execute(sa.text(
+            "INSERT INTO core.wetland (plan_area_id, delineation_id, source_fid, geom) "
+            "VALUES (1, :d, 'big', ST_Multi(ST_Buffer(ST_SetSRID(ST_MakePoint(500, 500), "
+            "26915), 200, 256))) RETURNING wetland_id"), {"d": d}).scalar_one()
+        s.parcel(conn, "A-1", (0, 0, 1000, 1000))
+        p = s.permit(conn, "24-001")
+        s.impact(conn, p, "fill", (250, 450, 350, 550), "edge")       # across the west edge
+        s.impact(conn, p, "fill", (450, 450, 550, 550), "inside")     # 10,000 m^2 inside
+    ledger.recompute(db_url)
+    with engine.connect() as conn:
+        pieces, widest = conn.execute(sa.text(
+            "SELECT count(*), max(ST_NPoints(geom)) FROM ledger.wetland_piece "
+            "WHERE wetland_id = :w"), {"w": big}).one()
+        whole = conn.execute(sa.text(
+            "SELECT core.acres(ST_Intersection(w.geom, ST_Union(i.geom))) "
+            "FROM core.wetland w, core.impact i WHERE w.wetland_id = :w GROUP BY w.geom"),
+            {"w": big}).scalar_one()
+        got = conn.execute(sa.text(
+            "SELECT sum(acres) FROM ledger.entry WHERE measure = 'impact'")).scalar_one()
+    assert pieces > 8 and widest <= 128
+    assert abs(got - whole) < Decimal("1e-9") and got > Decimal("2.4711")
+    with engine.begin() as conn:          # a new version: its own pieces, the old ones gone
+        conn.execute(sa.text("UPDATE core.wetland SET geom = ST_Multi(ST_Buffer(geom, -10)) "
+                             "WHERE wetland_id = :w AND valid_to IS NULL"), {"w": big})
+    with engine.connect() as conn:
+        versions = conn.execute(sa.text(
+            "SELECT array_agg(DISTINCT p.version_id) = array_agg(DISTINCT w.version_id) "
+            "FROM ledger.wetland_piece p JOIN core.wetland w ON w.wetland_id = p.wetland_id "
+            "AND w.valid_to IS NULL WHERE p.wetland_id = :w"), {"w": big}).scalar_one()
+        assert versions
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE core.wetland SET valid_to = now() WHERE wetland_id = :w "
+                             "AND valid_to IS NULL"), {"w": big})
+    with engine.connect() as conn:
+        assert conn.execute(sa.text(
+            "SELECT count(*) FROM ledger.wetland_piece WHERE wetland_id = :w"),
+            {"w": big}).scalar_one() == 0
+    ledger.recompute(db_url)
+    with engine.connect() as conn:
+        assert s.permit_rows(conn)["24-001"]["impact_acres"] == 0
