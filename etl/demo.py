@@ -86,11 +86,12 @@ an isolated wetland (the CWMP's premise: develop upland, aggregate wetland), so 
 edge is the same before and after impacts; replacement basins stay at least 24 m outside the
 buffers, so transects never depend on whether replacement counts as wetland; easements cover
 all baseline wetland on the permitted parcels including impact footprints and enclosed upland,
-plus buffer and replacement areas; every permit has an on-site ditch determination (3(f): the
-first eight a ditch feature credited to them, the later ones the permit's
-``ditch_determined_on``) and every wetland but W-019 a type and a functional assessment (3(e));
-buffers are 16 m, not exactly 50 ft, so float noise cannot fail a passing permit. Buffers run
-lot line to lot line: a transect taken exactly on a lot line runs along the buffer's side.
+plus buffer and replacement areas (recorded at issuance: 24-009 has none yet); every permit
+has an on-site ditch determination (3(f): the first eight a ditch feature credited to them,
+the later ones the permit's ``ditch_determined_on``) but 24-009, and every wetland but W-019 a
+type and a functional assessment (3(e)); buffers are 16 m, not exactly 50 ft, so float noise
+cannot fail a passing permit. Buffers run lot line to lot line: a transect taken exactly on a
+lot line runs along the buffer's side.
 
 How the later permits (24-009 to 24-016) fail only what they were built to fail, and what was
 decided where the checks allowed a choice:
@@ -190,8 +191,11 @@ XY = tuple[float, float]
 
 # --------------------------------------------------------------------------------------------
 # The hand-checkable numbers. Areas follow from the rectangles named in the comments.
-# "fails" names the check expected to raise a finding, as "<paragraph> <short code>"; a permit
-# with no entry passes every check; "triggers" are the 2(a) reasons a permit is needed.
+# "fails" names each check expected to raise a finding, as "<paragraph> <check code>" exactly
+# as checks.rule_check has them, and no other check may; a permit with no entry passes every
+# check. "warnings" are the failures expected as warnings (the catalogue's warning checks, and
+# declarations and easements before the decision); "status" is "approved" unless stated.
+# "triggers" are the 2(a) reasons a permit is needed.
 # "parcels" are layout ids (R<row>-<nn>, see PARCEL_LAYOUT); "pins" and "credit_by_pin_acres"
 # (the normalized PINs, i.e. parcel feature_keys) are added below the layout. Buffer widths
 # are along the protected edge; "mean_ft" is length-weighted (a 5-ft transect mean lands
@@ -1477,6 +1481,8 @@ def _build_assessments(c: Collector, rng: random.Random) -> None:
     for w in c.layers["wetland"]:
         assessed = DELINEATIONS[w.attrs["delineation_key"]]["submitted_on"]
         key = c.next_key("FA")
+        # drawn even when unused, and for an untyped wetland as for the type it had (1), so
+        # the seed gives every other assessment the ratings it gave before
         ratings = _ratings(rng, w.attrs["circular39_type"] or "1")
         if w.key in UNASSESSED_WETLANDS:
             continue
@@ -1575,7 +1581,8 @@ def _site_easement(c: Collector, s: Site, doc: str) -> None:
     """Easement over, per permitted parcel, all baseline wetland (holes filled, impact
     footprints included so the 8 check passes whether or not it subtracts impacts), the buffer
     and the replacement areas; minus the designed gap of case 7. None where the parcels hold
-    none of these, or while the permit is undecided (recorded at issuance)."""
+    none of these, or for a site that records none (24-009: an easement is recorded at
+    issuance, and it is undecided)."""
     parcels = site_parcels(s)
     wet = unary_union([fill_holes(rect(r, h)) for r, h, *_ in BASELINE_WETLANDS.values()])
     parts = [wet.intersection(parcels)]
