@@ -48,9 +48,11 @@ SRID = 26915
 class Size:
     """One size of the generated plan area and of the ingest files.
 
-    The plan area is a grid of cols x rows parcels of pw x ph metres, laid inside the ledger
-    benchmark's 40 km x 40 km frame of 100 delineations (wetlands are placed where a
-    delineation's study area holds them, so the grid must stay inside the frame).
+    The plan area is the ledger benchmark's (bench/recompute.py): a grid of cols x rows parcels
+    of pw x ph metres from the corner of Anoka County's box, delineations tiling that box,
+    wetlands (basins and `complexes` large outlines of thousands of vertices) placed inside the
+    plan boundary, permits working on them. The boundary is Anoka County's real outline, or for
+    the small size the parcel grid's own envelope (the county's corner holds no county).
     """
 
     name: str
@@ -59,11 +61,13 @@ class Size:
     pw: float
     ph: float
     wetlands: int
+    complexes: int
     permits: int
     heritage: int
     projects: int
     transfers: int
     ingest_features: int      # polygons in the GeoPackage timed against ogr2ogr
+    county_outline: bool = True
     memory_factor: int = 10   # the memory test ingests a file this many times larger
 
     @property
@@ -72,23 +76,36 @@ class Size:
 
     def params(self) -> dict[str, Any]:
         """Bind parameters of bench/recompute.py's GENERATE."""
-        return {"x0": 480_000.0, "y0": 4_990_000.0, "cols": self.cols, "rows": self.rows,
-                "pw": self.pw, "ph": self.ph, "wetlands": self.wetlands,
-                "permits": self.permits, "heritage": self.heritage,
-                "projects": self.projects}
+        from bench import recompute as ledger_bench
+
+        if self.county_outline:
+            boundary = ledger_bench.anoka_outline()
+        else:
+            import shapely
+
+            box = shapely.box(ledger_bench.X0, ledger_bench.Y0,
+                              ledger_bench.X0 + self.cols * self.pw,
+                              ledger_bench.Y0 + self.rows * self.ph)
+            boundary = shapely.to_wkb(shapely.set_srid(box, SRID), hex=True, include_srid=True)
+        return {"x0": ledger_bench.X0, "y0": ledger_bench.Y0, "cols": self.cols,
+                "rows": self.rows, "pw": self.pw, "ph": self.ph, "wetlands": self.wetlands,
+                "complexes": self.complexes, "permits": self.permits,
+                "heritage": self.heritage, "projects": self.projects, "county": boundary}
 
 
-# The generator pairs permit k with wetland 13 k, so wetlands >= 13 x permits. It places District
-# projects 1 to 38 km into the 40 km frame: outside a plan-size area, so that size has none.
+# The generator pairs permit k with basin 13 k (wetlands >= complexes + 13 x permits) and needs
+# one complex at least; it places District projects 3 to 36 km into the county's box, outside
+# the small size's plan area, so that size has none. County: the ledger benchmark's own sizes.
 SIZES: dict[str, Size] = {
-    "plan": Size("plan", cols=10, rows=5, pw=100.0, ph=160.0, wetlands=80, permits=5,
-                 heritage=5, projects=0, transfers=1, ingest_features=50),
-    "county": Size("county", cols=400, rows=250, pw=100.0, ph=160.0, wetlands=30_000,
-                   permits=2_000, heritage=500, projects=10, transfers=100,
+    "plan": Size("plan", cols=10, rows=5, pw=102.2, ph=159.4, wetlands=80, complexes=1,
+                 permits=5, heritage=5, projects=0, transfers=1, ingest_features=50,
+                 county_outline=False),
+    "county": Size("county", cols=380, rows=264, pw=102.2, ph=159.4, wetlands=30_000,
+                   complexes=300, permits=2_000, heritage=500, projects=10, transfers=100,
                    ingest_features=100_000),
-    "state": Size("state", cols=1000, rows=1000, pw=40.0, ph=40.0, wetlands=300_000,
-                  permits=20_000, heritage=5_000, projects=100, transfers=1_000,
-                  ingest_features=1_000_000),
+    "state": Size("state", cols=1000, rows=1000, pw=38.84, ph=42.08, wetlands=300_000,
+                  complexes=3_000, permits=20_000, heritage=5_000, projects=100,
+                  transfers=1_000, ingest_features=1_000_000),
 }
 
 
@@ -433,6 +450,73 @@ def _ingest_child(layer: str, path: str) -> None:
                       "message": result.message, "stages": stages.durations()}))
 
 
+# -- the nightly reconciliation in a child process (time budget) --------------------------------
+
+@dataclass
+class ChildNightly:
+    """What a nightly reconciliation in a child process reported (None fields: it ran out of
+    its time budget and was stopped)."""
+
+    seconds: float
+    finished: bool
+    run_id: int | None = None
+    findings: int | None = None
+    changed: bool | None = None
+    entries_posted: int | None = None
+    parcels_changed: int | None = None
+
+
+def terminate_sessions(database: str) -> int:
+    """End every session on one of the harness's scratch databases (after a stopped child)."""
+    _check_name(database)
+    with _maintenance() as conn:
+        return len(conn.execute(sa.text(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = :d AND pid <> pg_backend_pid()"), {"d": database}).all())
+
+
+def nightly_in_child(url: str, reports: Path, queue_only: bool, budget_s: float) -> ChildNightly:
+    """Run flows.nightly.reconcile_now (use_prefect=False) in a child process, or the nightly
+    flow with full_recompute=False when queue_only, within a time budget.
+
+    Why a child: a run that outlasts its budget must be stopped without waiting for retries
+    (a cancelled query is a transient error the flows retry for minutes); killing the child and
+    ending its sessions stops it, and the next run marks its record abandoned.
+    """
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    args = [sys.executable, str(Path(__file__).resolve()), "nightly-child", str(reports),
+            "queue" if queue_only else "shipped"]
+    started = time.perf_counter()
+    try:
+        out = subprocess.run(args, input=url, capture_output=True, text=True, env=env,
+                             timeout=budget_s)
+    except subprocess.TimeoutExpired:
+        terminate_sessions(make_url(url).database or "")
+        return ChildNightly(time.perf_counter() - started, False)
+    if out.returncode != 0:
+        raise RuntimeError(f"the nightly child failed: {out.stderr.strip()[-2000:]}")
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    return ChildNightly(data.pop("seconds"), True, **data)
+
+
+def _nightly_child(reports: str, mode: str) -> None:
+    """The child's side: the URL on stdin (never on the command line), one JSON line out."""
+    from flows import nightly
+
+    url = sys.stdin.read().strip()
+    started = time.perf_counter()
+    if mode == "queue":
+        with nightly.database(url):
+            s = nightly.nightly_reconciliation.fn(reports=reports, full_recompute=False,
+                                                  started_via="api")
+    else:
+        s = nightly.reconcile_now(url, reports=Path(reports), use_prefect=False)
+    print(json.dumps({"seconds": time.perf_counter() - started, "run_id": s.run_id,
+                      "findings": s.findings, "changed": s.changed,
+                      "entries_posted": s.entries_posted, "parcels_changed": s.parcels_changed}))
+
+
 # -- the result table --------------------------------------------------------------------------
 
 @dataclass
@@ -476,5 +560,8 @@ def machine() -> str:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "ingest-child":
         _ingest_child(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "nightly-child":
+        _nightly_child(sys.argv[2], sys.argv[3])
     else:
-        raise SystemExit("usage: common.py ingest-child LAYER PATH  (URL on stdin)")
+        raise SystemExit("usage: common.py ingest-child LAYER PATH | nightly-child REPORTS "
+                         "shipped|queue  (the database URL on stdin)")
