@@ -66,6 +66,7 @@ COMMENT ON FUNCTION ledger.permit_baseline_on(date, date) IS
   'Baseline date of a permit (spec section 3): baseline_on, else decided_on, else today while '
   'undecided. Its wetland layer, and the parameters in force on it, measure the permit.';
 
+DROP FUNCTION IF EXISTS ledger.baseline_wetland(integer, date, geometry);
 CREATE OR REPLACE FUNCTION ledger.baseline_wetland(p_plan_area_id integer, p_on date,
                                                    p_window geometry)
 RETURNS TABLE (
@@ -117,6 +118,7 @@ COMMENT ON FUNCTION ledger.baseline_wetland(integer, date, geometry) IS
   'each clipped where a later-approved study area covers it), with the versions used. The '
   'pieces of one wetland union to its core.wetland_layer geometry.';
 
+DROP FUNCTION IF EXISTS ledger.parameters(integer, date);
 CREATE OR REPLACE FUNCTION ledger.parameters(p_plan_area_id integer, p_on date)
 RETURNS TABLE (
   partial_drain_factor numeric,

@@ -9,6 +9,7 @@
 
 DROP FUNCTION IF EXISTS ledger.impact_measure(integer, bigint, date, numeric);
 
+DROP FUNCTION IF EXISTS ledger.impact_measures(integer, bigint[], date[], numeric[]);
 CREATE OR REPLACE FUNCTION ledger.impact_measures(p_plan_area_id integer, p_permit_ids bigint[],
                                                   p_on date[], p_partial_drain_factor numeric[])
 RETURNS TABLE (

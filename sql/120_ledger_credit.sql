@@ -15,6 +15,7 @@
 
 DROP FUNCTION IF EXISTS ledger.credit_measure(integer, bigint, text, date, integer);
 
+DROP FUNCTION IF EXISTS ledger.credit_measures(integer, bigint[], text[], date[], integer[]);
 CREATE OR REPLACE FUNCTION ledger.credit_measures(p_plan_area_id integer,
                                                   p_permit_ids bigint[],
                                                   p_district_projects text[], p_on date[],

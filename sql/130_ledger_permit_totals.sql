@@ -14,6 +14,7 @@
 DROP FUNCTION IF EXISTS ledger.sorted_ids(bigint[]);
 DROP FUNCTION IF EXISTS ledger.owner_measure(integer, bigint, text);
 
+DROP FUNCTION IF EXISTS ledger.owner_measures(integer, bigint[], text[]);
 CREATE OR REPLACE FUNCTION ledger.owner_measures(p_plan_area_id integer, p_permit_ids bigint[],
                                                  p_district_projects text[] DEFAULT '{}')
 RETURNS TABLE (
@@ -180,6 +181,7 @@ COMMENT ON FUNCTION ledger.owner_lock(bigint, text) IS
   'Waits for and takes the transaction lock of one ledger owner, so that two recomputes (or a '
   'recompute and a transfer check) of the same permit never interleave.';
 
+DROP FUNCTION IF EXISTS ledger.permit_totals(bigint);
 CREATE OR REPLACE FUNCTION ledger.permit_totals(p_permit_id bigint)
 RETURNS TABLE (
   permit_id bigint,

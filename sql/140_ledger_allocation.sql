@@ -11,6 +11,7 @@
 -- parcel never lose or double an acre, and each measure's allocations add up exactly to the
 -- owner's total (the largest share takes the rounding remainder).
 
+DROP FUNCTION IF EXISTS ledger.parcel_areas(integer, geometry);
 CREATE OR REPLACE FUNCTION ledger.parcel_areas(p_plan_area_id integer, p_geom geometry)
 RETURNS TABLE (parcel_id bigint, parcel_version_id bigint, acres numeric)
 LANGUAGE sql STABLE AS $$

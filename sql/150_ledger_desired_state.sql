@@ -5,6 +5,7 @@
 -- credit_constructed (allocated as sql/140 says) and credit_hosted (the counted credit
 -- generated on each parcel, where it lies, whoever it is allocated to).
 
+DROP FUNCTION IF EXISTS ledger.desired_state(integer, bigint[], text[]);
 CREATE OR REPLACE FUNCTION ledger.desired_state(p_plan_area_id integer, p_permit_ids bigint[],
                                                 p_district_projects text[] DEFAULT '{}')
 RETURNS TABLE (

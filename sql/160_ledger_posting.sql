@@ -32,6 +32,7 @@ $$ SELECT coalesce('permit:' || p_permit_id, 'project:' || p_district_project) $
 COMMENT ON FUNCTION ledger.owner_key(bigint, text) IS
   'One text key for a ledger owner: permit:<id> or project:<name>.';
 
+DROP FUNCTION IF EXISTS ledger.post(bigint, integer, bigint[], text[], jsonb);
 CREATE OR REPLACE FUNCTION ledger.post(p_run_id bigint, p_plan_area_id integer,
                                        p_permit_ids bigint[],
                                        p_district_projects text[] DEFAULT '{}',

@@ -16,6 +16,7 @@
 -- processed (with the run), never deleted.
 
 -- The owners whose current impacts or replacements meet a geometry.
+DROP FUNCTION IF EXISTS ledger.owners_meeting(integer, geometry);
 CREATE OR REPLACE FUNCTION ledger.owners_meeting(p_plan_area_id integer, p_geom geometry)
 RETURNS TABLE (permit_id bigint, district_project text)
 LANGUAGE sql STABLE AS $$
@@ -34,6 +35,7 @@ COMMENT ON FUNCTION ledger.owners_meeting(integer, geometry) IS
 
 -- Every owner of a plan area: current permits, District projects, and owners with entries
 -- (a retired permit's entries must be reversed).
+DROP FUNCTION IF EXISTS ledger.all_owners(integer);
 CREATE OR REPLACE FUNCTION ledger.all_owners(p_plan_area_id integer)
 RETURNS TABLE (permit_id bigint, district_project text)
 LANGUAGE sql STABLE AS $$
@@ -319,6 +321,7 @@ COMMENT ON FUNCTION ledger.drain(bigint, integer) IS
   'Takes up to p_limit waiting change-queue rows (skipping rows another worker holds), '
   'recomputes and posts their owners, marks the rows processed; returns rows taken (0: empty).';
 
+DROP FUNCTION IF EXISTS ledger.finish_run(bigint, text, text);
 CREATE OR REPLACE FUNCTION ledger.finish_run(p_run_id bigint, p_status text DEFAULT 'done',
                                              p_message text DEFAULT NULL)
 RETURNS SETOF ledger.run LANGUAGE sql AS $$

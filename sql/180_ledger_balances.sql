@@ -14,16 +14,7 @@
 DROP VIEW IF EXISTS pub.parcel_balance, pub.permit_balance, pub.plan_balance, pub.ledger_entry
   CASCADE;
 
-CREATE OR REPLACE FUNCTION ledger.balance_status(p_required numeric, p_credit numeric)
-RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT CASE
-    WHEN round(coalesce(p_required, 0), 4) = 0 AND round(coalesce(p_credit, 0), 4) = 0 THEN 'none'
-    WHEN round(coalesce(p_credit, 0) - coalesce(p_required, 0), 4) < 0 THEN 'deficit'
-    WHEN round(coalesce(p_credit, 0) - coalesce(p_required, 0), 4) = 0 THEN 'balanced'
-    ELSE 'surplus' END
-$$;
-COMMENT ON FUNCTION ledger.balance_status(numeric, numeric) IS
-  'none, deficit, balanced or surplus for a required and a (net counted) credit figure.';
+DROP FUNCTION IF EXISTS ledger.balance_status(numeric, numeric);  -- inlined in the views
 
 CREATE OR REPLACE FUNCTION ledger.end_of(p_on date) RETURNS timestamptz
 LANGUAGE sql STABLE PARALLEL SAFE AS
@@ -32,6 +23,7 @@ COMMENT ON FUNCTION ledger.end_of(date) IS
   'The last instant of a date in the session''s time zone: what "as of a date" reads.';
 
 -- Exact sums of entries posted up to an instant, for one parcel, one owner, one plan area.
+DROP FUNCTION IF EXISTS ledger.parcel_measures(bigint, timestamptz);
 CREATE OR REPLACE FUNCTION ledger.parcel_measures(p_parcel_id bigint, p_at timestamptz)
 RETURNS TABLE (impact numeric, required numeric, credit numeric, transfer_in numeric,
                transfer_out numeric, credit_proposed numeric, credit_constructed numeric,
@@ -52,6 +44,7 @@ $$;
 COMMENT ON FUNCTION ledger.parcel_measures(bigint, timestamptz) IS
   'Exact sums by measure of the entries allocated to a parcel, posted up to p_at.';
 
+DROP FUNCTION IF EXISTS ledger.permit_measures(bigint, timestamptz);
 CREATE OR REPLACE FUNCTION ledger.permit_measures(p_permit_id bigint, p_at timestamptz)
 RETURNS TABLE (impact numeric, required numeric, credit numeric, transfer_in numeric,
                transfer_out numeric, credit_proposed numeric, credit_constructed numeric,
@@ -72,6 +65,7 @@ $$;
 COMMENT ON FUNCTION ledger.permit_measures(bigint, timestamptz) IS
   'Exact sums by measure of a permit''s entries (all its parcels), posted up to p_at.';
 
+DROP FUNCTION IF EXISTS ledger.plan_measures(integer, timestamptz);
 CREATE OR REPLACE FUNCTION ledger.plan_measures(p_plan_area_id integer, p_at timestamptz)
 RETURNS TABLE (impact numeric, required numeric, credit numeric, transfer_in numeric,
                transfer_out numeric, credit_proposed numeric, credit_constructed numeric,
@@ -99,95 +93,139 @@ COMMENT ON FUNCTION ledger.plan_measures(integer, timestamptz) IS
   'Exact sums by measure of a plan area''s entries posted up to p_at, with the balance of '
   'entries on no parcel (unallocated) and the District projects'' credit.';
 
--- Balances at an instant; the views are these at 'infinity' (inlined, so filters reach the
--- indexes).
-CREATE OR REPLACE FUNCTION ledger.parcel_balance_at(p_at timestamptz)
-RETURNS TABLE (parcel_id bigint, pin text, plan_area_id integer, impact_acres numeric,
-               required_acres numeric, credit_acres numeric, credit_proposed_acres numeric,
-               credit_constructed_acres numeric, credit_hosted_acres numeric,
-               balance_acres numeric, status text, geom geometry)
-LANGUAGE sql STABLE AS $$
-  SELECT p.parcel_id, p.pin, p.plan_area_id,
-         round(m.impact, 4), round(m.required, 4),
-         round(m.credit + m.transfer_in - m.transfer_out, 4),
-         round(m.credit_proposed, 4), round(m.credit_constructed, 4), round(m.credit_hosted, 4),
-         round(m.credit + m.transfer_in - m.transfer_out - m.required, 4),
-         ledger.balance_status(m.required, m.credit + m.transfer_in - m.transfer_out),
-         p.geom
-  FROM core.parcel p
-  CROSS JOIN LATERAL ledger.parcel_measures(p.parcel_id, p_at) m
-  WHERE p.valid_from <= p_at AND (p.valid_to IS NULL OR p.valid_to > p_at)
-$$;
-COMMENT ON FUNCTION ledger.parcel_balance_at(timestamptz) IS
-  'pub.parcel_balance as it stood at an instant: parcels current then, entries posted by then.';
+-- The published balances. One template per level, with {at} for the instant: the views use
+-- 'infinity' (everything posted, current features), the pub.*_at / *_as_of functions their
+-- argument. The views read the tables directly, so staff need no right on ledger or core (a
+-- view's tables are checked as its owner; functions it calls are not), and geometry columns
+-- carry the working CRS as a typmod (geometry(MultiPolygon, <srid>)) as GIS clients expect.
+DROP FUNCTION IF EXISTS ledger.parcel_balance_at(timestamptz);
+DROP FUNCTION IF EXISTS ledger.permit_balance_at(timestamptz);
+DROP FUNCTION IF EXISTS ledger.plan_balance_at(timestamptz);
 
-CREATE OR REPLACE FUNCTION ledger.permit_balance_at(p_at timestamptz)
-RETURNS TABLE (permit_id bigint, permit_no text, plan_area_id integer, permit_status text,
-               baseline_on date, impact_acres numeric, required_acres numeric,
-               credit_acres numeric, transfer_in_acres numeric, transfer_out_acres numeric,
-               credit_proposed_acres numeric, credit_constructed_acres numeric,
-               credit_hosted_acres numeric, balance_acres numeric, status text)
-LANGUAGE sql STABLE AS $$
-  SELECT pm.permit_id, pm.permit_no, pm.plan_area_id, pm.status,
-         ledger.permit_baseline_on(pm.baseline_on, pm.decided_on),
-         round(m.impact, 4), round(m.required, 4),
-         round(m.credit + m.transfer_in - m.transfer_out, 4),
-         round(m.transfer_in, 4), round(m.transfer_out, 4),
-         round(m.credit_proposed, 4), round(m.credit_constructed, 4), round(m.credit_hosted, 4),
-         round(m.credit + m.transfer_in - m.transfer_out - m.required, 4),
-         ledger.balance_status(m.required, m.credit + m.transfer_in - m.transfer_out)
-  FROM core.permit pm
-  CROSS JOIN LATERAL ledger.permit_measures(pm.permit_id, p_at) m
-  WHERE pm.valid_from <= p_at AND (pm.valid_to IS NULL OR pm.valid_to > p_at)
-$$;
-COMMENT ON FUNCTION ledger.permit_balance_at(timestamptz) IS
-  'pub.permit_balance as it stood at an instant: permits current then, entries posted by then.';
+DO $$
+DECLARE
+  srid integer := ops.working_srid();
+  sums text := $s$
+    coalesce(sum(e.acres) FILTER (WHERE e.measure = 'impact'), 0) AS impact,
+    coalesce(sum(e.acres) FILTER (WHERE e.measure = 'required'), 0) AS required,
+    coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit'), 0)
+    + coalesce(sum(e.acres) FILTER (WHERE e.measure = 'transfer_in'), 0)
+    - coalesce(sum(e.acres) FILTER (WHERE e.measure = 'transfer_out'), 0) AS credit,
+    coalesce(sum(e.acres) FILTER (WHERE e.measure = 'transfer_in'), 0) AS transfer_in,
+    coalesce(sum(e.acres) FILTER (WHERE e.measure = 'transfer_out'), 0) AS transfer_out,
+    coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_proposed'), 0) AS proposed,
+    coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_constructed'), 0) AS constructed,
+    coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_hosted'), 0) AS hosted$s$;
+  status text := $s$CASE
+    WHEN round(m.required, 4) = 0 AND round(m.credit, 4) = 0 THEN 'none'
+    WHEN round(m.credit - m.required, 4) < 0 THEN 'deficit'
+    WHEN round(m.credit - m.required, 4) = 0 THEN 'balanced'
+    ELSE 'surplus' END$s$;
+  parcel text;
+  permit text;
+  plan text;
+  definer text := 'LANGUAGE sql STABLE SECURITY DEFINER '
+                  'SET search_path = pg_catalog, public SET jit = off';
+BEGIN
+  parcel := format($t$
+    SELECT p.parcel_id, p.pin, p.plan_area_id,
+           round(m.impact, 4) AS impact_acres, round(m.required, 4) AS required_acres,
+           round(m.credit, 4) AS credit_acres, round(m.proposed, 4) AS credit_proposed_acres,
+           round(m.constructed, 4) AS credit_constructed_acres,
+           round(m.hosted, 4) AS credit_hosted_acres,
+           round(m.credit - m.required, 4) AS balance_acres, %2$s AS status,
+           p.geom::geometry(MultiPolygon, %3$s) AS geom
+    FROM core.parcel p
+    CROSS JOIN LATERAL (SELECT %1$s FROM ledger.entry e
+                        WHERE e.parcel_id = p.parcel_id AND e.posted_at <= {at}) m
+    WHERE p.valid_from <= {at} AND (p.valid_to IS NULL OR p.valid_to > {at})$t$,
+    sums, status, srid);
+  permit := format($t$
+    SELECT pm.permit_id, pm.permit_no, pm.plan_area_id, pm.status AS permit_status,
+           coalesce(pm.baseline_on, pm.decided_on, current_date) AS baseline_on,
+           round(m.impact, 4) AS impact_acres, round(m.required, 4) AS required_acres,
+           round(m.credit, 4) AS credit_acres, round(m.transfer_in, 4) AS transfer_in_acres,
+           round(m.transfer_out, 4) AS transfer_out_acres,
+           round(m.proposed, 4) AS credit_proposed_acres,
+           round(m.constructed, 4) AS credit_constructed_acres,
+           round(m.hosted, 4) AS credit_hosted_acres,
+           round(m.credit - m.required, 4) AS balance_acres, %2$s AS status
+    FROM core.permit pm
+    CROSS JOIN LATERAL (SELECT %1$s FROM ledger.entry e
+                        WHERE e.permit_id = pm.permit_id AND e.posted_at <= {at}) m
+    WHERE pm.valid_from <= {at} AND (pm.valid_to IS NULL OR pm.valid_to > {at})$t$,
+    sums, status);
+  plan := format($t$
+    SELECT pa.plan_area_id, pa.code, pa.name,
+           round(m.impact, 4) AS impact_acres, round(m.required, 4) AS required_acres,
+           round(m.credit, 4) AS credit_acres, round(m.proposed, 4) AS credit_proposed_acres,
+           round(m.constructed, 4) AS credit_constructed_acres,
+           round(m.hosted, 4) AS credit_hosted_acres,
+           round(m.district, 4) AS district_project_credit_acres,
+           round(m.unallocated, 4) AS unallocated_balance_acres,
+           round(m.credit - m.required, 4) AS balance_acres, %2$s AS status,
+           (SELECT count(*) FROM (
+              SELECT 1 FROM ledger.entry x
+              WHERE x.plan_area_id = pa.plan_area_id AND x.posted_at <= {at}
+                AND x.parcel_id IS NOT NULL AND x.entry_kind <> 'memo'
+              GROUP BY x.parcel_id
+              HAVING round(sum(CASE x.entry_kind WHEN 'credit' THEN x.acres
+                                                 ELSE -x.acres END), 4) < 0) d)
+             AS parcels_in_deficit,
+           (SELECT count(*) FROM (
+              SELECT 1 FROM ledger.entry x
+              WHERE x.plan_area_id = pa.plan_area_id AND x.posted_at <= {at}
+                AND x.permit_id IS NOT NULL AND x.entry_kind <> 'memo'
+              GROUP BY x.permit_id
+              HAVING round(sum(CASE x.entry_kind WHEN 'credit' THEN x.acres
+                                                 ELSE -x.acres END), 4) < 0) d)
+             AS permits_in_deficit,
+           (SELECT ST_Multi(ST_Union(c.geom ORDER BY c.version_id))
+            FROM core.cwmp_area c
+            WHERE c.plan_area_id = pa.plan_area_id AND c.valid_from <= {at}
+              AND (c.valid_to IS NULL OR c.valid_to > {at}))::geometry(MultiPolygon, %3$s)
+             AS geom
+    FROM core.plan_area pa
+    CROSS JOIN LATERAL (
+      SELECT %1$s,
+             coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit'
+                                             AND e.district_project IS NOT NULL), 0)
+               AS district,
+             coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres
+                                           WHEN 'debit' THEN -e.acres END)
+                        FILTER (WHERE e.parcel_id IS NULL), 0) AS unallocated
+      FROM ledger.entry e
+      WHERE e.plan_area_id = pa.plan_area_id AND e.posted_at <= {at}) m$t$,
+    sums, status, srid);
 
-CREATE OR REPLACE FUNCTION ledger.plan_balance_at(p_at timestamptz)
-RETURNS TABLE (plan_area_id integer, code text, name text, impact_acres numeric,
-               required_acres numeric, credit_acres numeric, credit_proposed_acres numeric,
-               credit_constructed_acres numeric, credit_hosted_acres numeric,
-               district_project_credit_acres numeric, unallocated_balance_acres numeric,
-               balance_acres numeric, status text, parcels_in_deficit bigint,
-               permits_in_deficit bigint, geom geometry)
-LANGUAGE sql STABLE AS $$
-  SELECT pa.plan_area_id, pa.code, pa.name,
-         round(m.impact, 4), round(m.required, 4),
-         round(m.credit + m.transfer_in - m.transfer_out, 4),
-         round(m.credit_proposed, 4), round(m.credit_constructed, 4), round(m.credit_hosted, 4),
-         round(m.district_project_credit, 4), round(m.unallocated_balance, 4),
-         round(m.balance, 4),
-         ledger.balance_status(m.required, m.credit + m.transfer_in - m.transfer_out),
-         (SELECT count(*) FROM (
-            SELECT e.parcel_id FROM ledger.entry e
-            WHERE e.plan_area_id = pa.plan_area_id AND e.posted_at <= p_at
-              AND e.parcel_id IS NOT NULL AND e.entry_kind <> 'memo'
-            GROUP BY e.parcel_id
-            HAVING round(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres
-                                               ELSE -e.acres END), 4) < 0) d),
-         (SELECT count(*) FROM (
-            SELECT e.permit_id FROM ledger.entry e
-            WHERE e.plan_area_id = pa.plan_area_id AND e.posted_at <= p_at
-              AND e.permit_id IS NOT NULL AND e.entry_kind <> 'memo'
-            GROUP BY e.permit_id
-            HAVING round(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres
-                                               ELSE -e.acres END), 4) < 0) d),
-         (SELECT ST_Multi(ST_Union(c.geom ORDER BY c.version_id)) FROM core.cwmp_area c
-          WHERE c.plan_area_id = pa.plan_area_id AND c.valid_from <= p_at
-            AND (c.valid_to IS NULL OR c.valid_to > p_at))
-  FROM core.plan_area pa
-  CROSS JOIN LATERAL ledger.plan_measures(pa.plan_area_id, p_at) m
-$$;
-COMMENT ON FUNCTION ledger.plan_balance_at(timestamptz) IS
-  'pub.plan_balance as it stood at an instant: entries posted by then.';
+  EXECUTE 'CREATE VIEW pub.parcel_balance AS '
+          || replace(parcel, '{at}', quote_literal('infinity') || '::timestamptz');
+  EXECUTE 'CREATE VIEW pub.permit_balance AS '
+          || replace(permit, '{at}', quote_literal('infinity') || '::timestamptz');
+  EXECUTE 'CREATE VIEW pub.plan_balance AS '
+          || replace(plan, '{at}', quote_literal('infinity') || '::timestamptz');
+  -- As of an instant or a date. SECURITY DEFINER: staff read pub only, and these read the
+  -- ledger and core for them; the search path is pinned.
+  EXECUTE format('CREATE OR REPLACE FUNCTION pub.parcel_balance_at(p_at timestamptz) '
+                 'RETURNS SETOF pub.parcel_balance %s AS %L', definer,
+                 replace(parcel, '{at}', 'p_at'));
+  EXECUTE format('CREATE OR REPLACE FUNCTION pub.permit_balance_at(p_at timestamptz) '
+                 'RETURNS SETOF pub.permit_balance %s AS %L', definer,
+                 replace(permit, '{at}', 'p_at'));
+  EXECUTE format('CREATE OR REPLACE FUNCTION pub.plan_balance_at(p_at timestamptz) '
+                 'RETURNS SETOF pub.plan_balance %s AS %L', definer,
+                 replace(plan, '{at}', 'p_at'));
+  EXECUTE format('CREATE OR REPLACE FUNCTION pub.parcel_balance_as_of(p_on date) '
+                 'RETURNS SETOF pub.parcel_balance %s AS %L', definer,
+                 replace(parcel, '{at}', 'ledger.end_of(p_on)'));
+  EXECUTE format('CREATE OR REPLACE FUNCTION pub.permit_balance_as_of(p_on date) '
+                 'RETURNS SETOF pub.permit_balance %s AS %L', definer,
+                 replace(permit, '{at}', 'ledger.end_of(p_on)'));
+  EXECUTE format('CREATE OR REPLACE FUNCTION pub.plan_balance_as_of(p_on date) '
+                 'RETURNS SETOF pub.plan_balance %s AS %L', definer,
+                 replace(plan, '{at}', 'ledger.end_of(p_on)'));
+END $$;
 
--- The published views and functions.
-CREATE VIEW pub.parcel_balance AS
-  SELECT * FROM ledger.parcel_balance_at('infinity');
-CREATE VIEW pub.permit_balance AS
-  SELECT * FROM ledger.permit_balance_at('infinity');
-CREATE VIEW pub.plan_balance AS
-  SELECT * FROM ledger.plan_balance_at('infinity');
 CREATE VIEW pub.ledger_entry AS
   SELECT e.entry_id, e.posted_at, e.run_id, r.mode AS run_mode, e.plan_area_id,
          e.permit_id, pf.feature_key AS permit_no, e.district_project,
@@ -289,33 +327,6 @@ COMMENT ON COLUMN pub.ledger_entry.reason IS 'Why it was posted: the changes tha
 COMMENT ON COLUMN pub.ledger_entry.inputs IS 'Version ids of the inputs behind the figure, by layer (permit, impact, replacement, wetland, delineation, buffer, heritage_area, cwmp_area, credit_transfer, parcel), the parameter rows and the baseline date.';
 COMMENT ON COLUMN pub.ledger_entry.posted_by IS 'Database user that posted it.';
 
--- Balances as of a date or an instant. SECURITY DEFINER: staff read pub only, and these read
--- the ledger and core for them; the search path is pinned.
-CREATE OR REPLACE FUNCTION pub.parcel_balance_at(p_at timestamptz)
-RETURNS SETOF pub.parcel_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public SET jit = off AS
-$$ SELECT * FROM ledger.parcel_balance_at(p_at) $$;
-CREATE OR REPLACE FUNCTION pub.permit_balance_at(p_at timestamptz)
-RETURNS SETOF pub.permit_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public SET jit = off AS
-$$ SELECT * FROM ledger.permit_balance_at(p_at) $$;
-CREATE OR REPLACE FUNCTION pub.plan_balance_at(p_at timestamptz)
-RETURNS SETOF pub.plan_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public SET jit = off AS
-$$ SELECT * FROM ledger.plan_balance_at(p_at) $$;
-CREATE OR REPLACE FUNCTION pub.parcel_balance_as_of(p_on date)
-RETURNS SETOF pub.parcel_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public SET jit = off AS
-$$ SELECT * FROM ledger.parcel_balance_at(ledger.end_of(p_on)) $$;
-CREATE OR REPLACE FUNCTION pub.permit_balance_as_of(p_on date)
-RETURNS SETOF pub.permit_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public SET jit = off AS
-$$ SELECT * FROM ledger.permit_balance_at(ledger.end_of(p_on)) $$;
-CREATE OR REPLACE FUNCTION pub.plan_balance_as_of(p_on date)
-RETURNS SETOF pub.plan_balance LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, public SET jit = off AS
-$$ SELECT * FROM ledger.plan_balance_at(ledger.end_of(p_on)) $$;
-
 COMMENT ON FUNCTION pub.parcel_balance_at(timestamptz) IS
   'pub.parcel_balance as it stood at an instant (entries posted by then, parcels current then).';
 COMMENT ON FUNCTION pub.permit_balance_at(timestamptz) IS
@@ -330,17 +341,14 @@ COMMENT ON FUNCTION pub.permit_balance_as_of(date) IS
 COMMENT ON FUNCTION pub.plan_balance_as_of(date) IS
   'pub.plan_balance as of a date: entries posted up to the end of that date.';
 
-REVOKE ALL ON FUNCTION ledger.balance_status(numeric, numeric), ledger.end_of(date),
+REVOKE ALL ON FUNCTION ledger.end_of(date),
   ledger.parcel_measures(bigint, timestamptz), ledger.permit_measures(bigint, timestamptz),
-  ledger.plan_measures(integer, timestamptz), ledger.parcel_balance_at(timestamptz),
-  ledger.permit_balance_at(timestamptz), ledger.plan_balance_at(timestamptz),
-  pub.parcel_balance_at(timestamptz), pub.permit_balance_at(timestamptz),
+  ledger.plan_measures(integer, timestamptz), pub.parcel_balance_at(timestamptz), pub.permit_balance_at(timestamptz),
   pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date),
   pub.permit_balance_as_of(date), pub.plan_balance_as_of(date) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ledger.balance_status(numeric, numeric), ledger.end_of(date),
+GRANT EXECUTE ON FUNCTION ledger.end_of(date),
   ledger.parcel_measures(bigint, timestamptz), ledger.permit_measures(bigint, timestamptz),
-  ledger.plan_measures(integer, timestamptz), ledger.parcel_balance_at(timestamptz),
-  ledger.permit_balance_at(timestamptz), ledger.plan_balance_at(timestamptz) TO rulem_etl;
+  ledger.plan_measures(integer, timestamptz) TO rulem_etl;
 GRANT EXECUTE ON FUNCTION pub.parcel_balance_at(timestamptz), pub.permit_balance_at(timestamptz),
   pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date),
   pub.permit_balance_as_of(date), pub.plan_balance_as_of(date)
