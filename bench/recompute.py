@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import os
 import re
 import time
 from collections.abc import Callable
@@ -42,7 +43,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from rulem_db import cluster, db, ledger
-from rulem_db.paths import shared_dir
+from rulem_db.paths import MIGRATIONS_DIR, shared_dir
 
 DBNAME = "rulem_bench_ledger"
 SOURCE = "rulem_bench_ledger_src"  # the generated county, kept as a template between runs
@@ -235,9 +236,11 @@ def _url(name: str) -> str:
 
 
 def _key(seed: float) -> str:
-    """What the generated county depends on: a changed generator makes a new source."""
+    """What the generated county depends on: a changed generator or a changed migration (the
+    tables) makes a new source; changed SQL files are applied to the clone."""
+    revisions = "".join(p.read_text() for p in sorted((MIGRATIONS_DIR / "versions").glob("*.py")))
     text = (f"{GENERATE}{TRANSFERS_SQL}{COLS}{ROWS}{WETLANDS}{COMPLEXES}{PERMITS}{HERITAGE}"
-            f"{PROJECTS}{seed}")
+            f"{PROJECTS}{seed}{revisions}")
     return "rulem-db bench county " + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -471,7 +474,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=ledger.DEFAULT_WORKERS)
     args = parser.parse_args()
 
-    print(f"scratch database {DBNAME} on the embedded cluster (source: {SOURCE})")
+    print(f"scratch database {DBNAME} on the embedded cluster (source: {SOURCE}); "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
     _, counts = timed("prepare the county (generated in SQL, or cloned)",
                       lambda: prepare(args.seed, args.fresh))
     url = _url(DBNAME)
@@ -505,7 +509,8 @@ def main() -> None:
                          lambda: geopandas_figures(layers))
         sql = sql_figures(url)
         compare(sql, gp)
-        print("\n  summary")
+        print(f"\n  summary (load average {os.getloadavg()[0]:.1f} at the end: other jobs share "
+              "the CPUs)")
         print(f"    full recompute (SQL, empty ledger)      {full:8.2f} s")
         print(f"    geopandas overlay (compute only)        {gp_s:8.2f} s   "
               f"-> SQL is {gp_s / full:5.1f}x faster (target >= 5x)")

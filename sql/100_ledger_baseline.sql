@@ -11,6 +11,17 @@
 -- PL/pgSQL expression costs a few microseconds where a non-inlined SQL function pays for an
 -- executor start per call.
 
+-- A database migrated with revision 0003 before ledger.wetland_piece joined it (during
+-- development) lacks the table; say what to do instead of failing on the first use.
+DO $$
+BEGIN
+  IF to_regclass('ledger.wetland_piece') IS NULL THEN
+    RAISE EXCEPTION 'ledger.wetland_piece is missing: this database ran an earlier revision 0003'
+      USING HINT = 'Recreate the derived tables (core data is kept): alembic -x url=<URL> '
+                   'downgrade 0002, then rulem-db db migrate; or start from a new database.';
+  END IF;
+END $$;
+
 -- Null-safe geometry algebra for the ledger: NULL means "nothing", so a - NULL = a, and results
 -- keep only their polygonal part (a shared edge is not area; an empty result is 0 acres).
 -- Single expressions, so the planner inlines them; the predicates skip GEOS overlay work
