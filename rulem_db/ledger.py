@@ -182,11 +182,6 @@ BALANCE_COLUMNS: dict[str, Sequence[str]] = {
 }
 
 
-def normalize_pin(pin: str) -> str:
-    """The matching key of a PIN: punctuation and spaces removed, upper case (as ingest does)."""
-    return "".join(ch for ch in pin if ch.isalnum()).upper()
-
-
 def balances(conn: sa.Connection, level: str, key: str | None = None,
              as_of: str | None = None, only_active: bool = False) -> list[dict[str, Any]]:
     """Rows of pub.<level>_balance (or its _as_of(date) function) for the CLI and reports.
@@ -199,9 +194,11 @@ def balances(conn: sa.Connection, level: str, key: str | None = None,
               else f"pub.{level}_balance")
     where, params = [], {"as_of": as_of}
     if key is not None and level == "parcel":
+        # a PIN in any punctuation matches its normalized key, as ingest derives it
         where.append("b.parcel_id IN (SELECT f.feature_id FROM core.feature f "
-                     "WHERE f.layer = 'parcel' AND f.feature_key = :key)")
-        params["key"] = normalize_pin(key)
+                     "WHERE f.layer = 'parcel' "
+                     "AND f.feature_key = upper(regexp_replace(:key, '[^[:alnum:]]', '', 'g')))")
+        params["key"] = key
     elif key is not None and level == "permit":
         where.append("b.permit_no = :key")
         params["key"] = key

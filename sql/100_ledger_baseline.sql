@@ -24,8 +24,8 @@ END $$;
 
 -- Null-safe geometry algebra for the ledger: NULL means "nothing", so a - NULL = a, and results
 -- keep only their polygonal part (a shared edge is not area; an empty result is 0 acres).
--- Single expressions, so the planner inlines them; the predicates skip GEOS overlay work
--- whenever one side lies inside the other or they do not meet.
+-- The predicates skip GEOS overlay work whenever one side lies inside the other or they do not
+-- meet.
 CREATE OR REPLACE FUNCTION ledger.minus(a geometry, b geometry) RETURNS geometry
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 BEGIN
