@@ -334,6 +334,19 @@ def bench_latency(run: Run, url: str) -> None:
                              f"{(eight.errors + one.errors)[0]}")
 
 
+def _sizes(url: str) -> str:
+    """The plan area database's size and its largest tables, for docs/scaling.md."""
+    with db.connect(url) as conn:
+        total = conn.execute(sa.text(
+            "SELECT pg_size_pretty(pg_database_size(current_database()))")).scalar()
+        rows = conn.execute(sa.text(
+            "SELECT c.oid::regclass::text, pg_size_pretty(pg_total_relation_size(c.oid)) "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind = 'r' AND n.nspname IN ('core', 'ledger', 'checks', 'ops') "
+            "ORDER BY pg_total_relation_size(c.oid) DESC LIMIT 6")).all()
+    return f"database size {total}; largest: " + ", ".join(f"{t} {s}" for t, s in rows)
+
+
 # -- main ------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
@@ -376,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
                 bench_recompute(run, url)
             if "nightly" in sections:
                 bench_nightly(run, url, args.nightly_budget)
+            if "latency" in sections or "nightly" in sections:
+                run.notes.append(_sizes(url))
             if "latency" in sections:
                 if "nightly" not in sections and "recompute" not in sections:
                     timed("full recompute (fills the ledger)",
