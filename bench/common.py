@@ -421,7 +421,7 @@ class ChildIngest:
 
 def ingest_in_child(url: str, layer: str, path: Path) -> ChildIngest:
     """Run etl.ingest.ingest in a fresh Python process and return its time and peak RSS
-    (ru_maxrss of that process: everything Python, pyogrio/GDAL and Arrow held at once)."""
+    (VmHWM of that process: everything Python, pyogrio/GDAL and Arrow held at once)."""
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "ingest-child", layer,
@@ -434,18 +434,32 @@ def ingest_in_child(url: str, layer: str, path: Path) -> ChildIngest:
                        [tuple(s) for s in data["stages"]])
 
 
+def peak_rss_kb() -> int:
+    """This process's peak resident set (VmHWM, kB).
+
+    Not getrusage's ru_maxrss: Linux carries that over fork and exec, so a child would report
+    its parent's peak (the harness holds a million polygons while it forks); VmHWM belongs to
+    the process's own address space, new at exec.
+    """
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # not Linux
+
+
 def _ingest_child(layer: str, path: str) -> None:
     """The child's side: the URL on stdin (never on the command line), one JSON line out."""
     from bench.ingest import Stages
     from etl.ingest import ingest
 
     url = sys.stdin.read().strip()
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    baseline = peak_rss_kb()
     stages = Stages()
     started = time.perf_counter()
     result = ingest(url, layer, path, progress=stages)
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_rss_kb()
     print(json.dumps({"seconds": seconds, "peak_rss_kb": peak, "baseline_rss_kb": baseline,
                       "message": result.message, "stages": stages.durations()}))
 
@@ -459,6 +473,7 @@ class ChildNightly:
 
     seconds: float
     finished: bool
+    error: str | None = None
     run_id: int | None = None
     findings: int | None = None
     changed: bool | None = None
@@ -494,8 +509,10 @@ def nightly_in_child(url: str, reports: Path, queue_only: bool, budget_s: float)
     except subprocess.TimeoutExpired:
         terminate_sessions(make_url(url).database or "")
         return ChildNightly(time.perf_counter() - started, False)
-    if out.returncode != 0:
-        raise RuntimeError(f"the nightly child failed: {out.stderr.strip()[-2000:]}")
+    if out.returncode != 0:  # the run failed: its last line says why
+        lines = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]
+        return ChildNightly(time.perf_counter() - started, False,
+                            error=lines[-1][:300] if lines else f"exit {out.returncode}")
     data = json.loads(out.stdout.strip().splitlines()[-1])
     return ChildNightly(data.pop("seconds"), True, **data)
 

@@ -252,11 +252,18 @@ def bench_nightly(run: Run, url: str, budget_s: float) -> None:
             print(f"  {label:<64} {got.seconds:9.2f} s", flush=True)
             print(f"    {_step_times(url, got.run_id)}; {got.findings} findings, "
                   f"{got.entries_posted} entries posted, {got.parcels_changed} parcels changed")
+        elif got.error:
+            print(f"  {label:<64} FAILED after {got.seconds:.0f} s: {got.error}", flush=True)
+            run.notes.append(f"nightly run failed: {got.error}")
         else:
             print(f"  {label:<64} stopped after {got.seconds:.0f} s (budget)", flush=True)
         return got
 
     first = nightly("first run (establishes the previous run)")
+    if first.error:
+        run.rows.append(Row("nightly, nothing new (as shipped)", "not measured: failed",
+                            f"full recompute {_s(full)}", "", "< 10 %", False))
+        return
     if not first.finished:
         per_permit = _checks_one_permit(url)
         permits = run.size.permits
@@ -283,6 +290,8 @@ def bench_nightly(run: Run, url: str, budget_s: float) -> None:
     busy = nightly("nightly run, 1 % changed")
 
     def cell(got: common.ChildNightly) -> tuple[str, str, bool]:
+        if got.error:
+            return "failed", "", False
         if not got.finished:
             return f"> {budget_s:.0f} s", f"> {100 * budget_s / full:.0f} %", False
         return _s(got.seconds), f"{100 * got.seconds / full:.0f} %", got.seconds / full < 0.10
