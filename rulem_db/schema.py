@@ -270,6 +270,9 @@ def _layer_table(md: sa.MetaData, layer: Layer, srid: int) -> sa.Table:
     for c in layer.columns:
         if c.ref_layer:
             cols.append(sa.Index(f"ix_{name}_{c.name}", c.name))
+    if layer.key != "source_fid":  # look-ups by natural key (PIN, permit number, ...)
+        cols.append(sa.Index(f"ix_{name}_{layer.key}_current", "plan_area_id", layer.key,
+                             postgresql_where=sa.text("valid_to IS NULL")))
     return sa.Table(name, md, *cols, schema="core", comment=layer.doc)
 
 

@@ -21,7 +21,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     FROM core.delineation dl
     WHERE dl.valid_to IS NULL AND dl.plan_area_id = p_plan_area_id
       AND dl.status = 'approved' AND dl.approved_on <= p_on
-  ), visible AS (
+  ), visible AS MATERIALIZED (  -- once per delineation, not per wetland
     SELECT d.delineation_id,
            coalesce(ST_Difference(d.geom, later.geom), d.geom) AS area,
            later.geom IS NULL AS whole
