@@ -271,8 +271,9 @@ def _layer_table(md: sa.MetaData, layer: Layer, srid: int) -> sa.Table:
         if c.ref_layer:
             cols.append(sa.Index(f"ix_{name}_{c.name}", c.name))
     if layer.key != "source_fid":  # look-ups by natural key (PIN, permit number, ...)
-        cols.append(sa.Index(f"ix_{name}_{layer.key}_current", "plan_area_id", layer.key,
-                             postgresql_where=sa.text("valid_to IS NULL")))
+        # Not partial on valid_to IS NULL: such an index would also match every "current
+        # versions" scan and could win over the spatial index for the pub views' map queries.
+        cols.append(sa.Index(f"ix_{name}_{layer.key}", "plan_area_id", layer.key))
     return sa.Table(name, md, *cols, schema="core", comment=layer.doc)
 
 

@@ -1,5 +1,6 @@
-"""Indexes on the natural keys of current versions (PIN, permit number, delineation number,
-plan name): the checks find a permit's parcels by PIN, which scanned every parcel per permit.
+"""Indexes on the natural keys (PIN, permit number, delineation number, plan name): the checks
+find a permit's parcels by PIN, which scanned every parcel per permit. Not partial on current
+versions, so that they never compete with the spatial index for the map views' scans.
 
 Revision ID: 0007
 Revises: 0006
@@ -7,7 +8,6 @@ Create Date: 2026-11-29
 """
 from collections.abc import Sequence
 
-import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0007"
@@ -21,11 +21,10 @@ KEYS = (("cwmp_area", "name"), ("parcel", "pin_normalized"), ("delineation", "de
 
 def upgrade() -> None:
     for table, key in KEYS:
-        op.create_index(f"ix_{table}_{key}_current", table, ["plan_area_id", key], unique=False,
-                        schema="core", postgresql_where=sa.text("valid_to IS NULL"))
+        op.create_index(f"ix_{table}_{key}", table, ["plan_area_id", key], unique=False,
+                        schema="core")
 
 
 def downgrade() -> None:
     for table, key in KEYS:
-        op.drop_index(f"ix_{table}_{key}_current", table_name=table, schema="core",
-                      postgresql_where=sa.text("valid_to IS NULL"))
+        op.drop_index(f"ix_{table}_{key}", table_name=table, schema="core")
