@@ -219,8 +219,11 @@ def _generator() -> tuple[str, str]:
 
 
 def _plan_key(size: Size, seed: float) -> str:
+    """What a generated plan area depends on: the generator, the size, the seed, and the schema
+    (triggers fill derived tables such as the ledger's wetland pieces while it generates, so a
+    changed SQL file or migration makes a new one)."""
     generate, transfers = _generator()
-    text = f"{generate}{transfers}{size}{seed}"
+    text = f"{generate}{transfers}{size}{seed}{_schema_key()}"
     return "rulem-db bench plan area " + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -246,9 +249,10 @@ def plan_area_database(name: str, size: Size, seed: float = 0.42,
                        fresh: bool = False) -> tuple[str, float | None]:
     """A database holding the generated plan area with an empty ledger and no check run.
 
-    Cloned from the kept template rulem_bench_run_<size>_src when the same generator, size and
-    seed made it (then migrated, to bring in newer SQL files); generated otherwise and kept.
-    Returns the URL and the generation time in seconds (None when cloned).
+    Cloned from the kept template rulem_bench_run_<size>_src when the same generator, size,
+    seed and schema made it; generated otherwise (minutes) and kept. Two harness processes
+    must not generate the same size at once (they would share the work database). Returns the
+    URL and the generation time in seconds (None when cloned).
     """
     template = f"{PREFIX}_{size.name}_src"
     key = _plan_key(size, seed)
@@ -277,13 +281,12 @@ def counts(url: str) -> dict[str, int]:
 
 # -- timing ------------------------------------------------------------------------------------
 
-def timed(label: str, fn: Callable[[], Any], quiet: bool = False) -> tuple[float, Any]:
+def timed(label: str, fn: Callable[[], Any]) -> tuple[float, Any]:
     """Run fn, print how long it took (progress for the person waiting), return both."""
     started = time.perf_counter()
     value = fn()
     seconds = time.perf_counter() - started
-    if not quiet:
-        print(f"  {label:<64} {seconds:9.2f} s", flush=True)
+    print(f"  {label:<64} {seconds:9.2f} s", flush=True)
     return seconds, value
 
 
@@ -304,7 +307,6 @@ class Latency:
     label: str
     ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    gaps_ms: list[float] = field(default_factory=list)  # longest wait per client
 
     @property
     def p50(self) -> float:
@@ -340,8 +342,16 @@ def concurrent_latency(url: str, queries: Sequence[Query], clients: int = 8,
     results = {label: Latency(label) for label, _, _ in queries}
     lock = threading.Lock()
     ready = threading.Barrier(clients)
+    failed: list[BaseException] = []
 
     def client(n: int) -> None:
+        try:
+            measure(n)
+        except BaseException as exc:  # re-raised in the caller's thread
+            failed.append(exc)
+            ready.abort()  # the others stop waiting for this one
+
+    def measure(n: int) -> None:
         rng = random.Random(seed * 1000 + n)
         conn = psycopg2.connect(host=u.host, port=u.port, dbname=u.database, user=u.username,
                                 password=u.password, application_name="rulem-bench")
@@ -375,8 +385,6 @@ def concurrent_latency(url: str, queries: Sequence[Query], clients: int = 8,
                 for label in mine:
                     results[label].ms.extend(mine[label])
                     results[label].errors.extend(errors[label])
-                    if mine[label]:
-                        results[label].gaps_ms.append(max(mine[label]))
 
     threads = [threading.Thread(target=client, args=(n,), name=f"bench-client-{n}")
                for n in range(clients)]
@@ -384,6 +392,9 @@ def concurrent_latency(url: str, queries: Sequence[Query], clients: int = 8,
         t.start()
     for t in threads:
         t.join()
+    first = next((e for e in failed if not isinstance(e, threading.BrokenBarrierError)), None)
+    if first is not None:
+        raise first
     return results
 
 

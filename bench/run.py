@@ -5,7 +5,7 @@ would pick instead, measured in the same run, with the ratio and the target (iss
         [--only ingest,recompute,nightly,latency] [--fresh] [--keep] [--seed 0.42]
         [--nightly-budget 600]
 
-Sizes: `plan` (50 parcels: a smoke test of the harness, seconds), `county` (100,000 parcels,
+Sizes: `plan` (50 parcels: a smoke test of the harness, seconds), `county` (100,320 parcels,
 30,000 wetlands, 2,000 permits; a 100,000-polygon ingest file), `state` (1,000,000 parcels,
 300,000 wetlands, 20,000 permits; only on request: hours, and tens of GB of disk).
 
@@ -125,7 +125,7 @@ def bench_ingest(run: Run) -> None:
     t_ogr, _ = timed("ogr2ogr -f PostgreSQL, PG_USE_COPY YES",
                      lambda: ingest_bench.run_ogr2ogr(ogr_url, gpkg))
     ours_url = common.empty_database(run.database("ingest"))
-    t_ours, child = timed("rulem-db ingest parcel (child process)",
+    _, child = timed("rulem-db ingest parcel (child process)",
                           lambda: common.ingest_in_child(ours_url, "parcel", gpkg))
     print(f"    {child.message}")
     print("    stages: " + ", ".join(f"{s} {t:.2f} s" for s, t in child.stages))
