@@ -112,9 +112,10 @@ def _strip_comments(sql: str) -> str:
     return re.sub(r"--[^\n]*", lambda m: " " * len(m.group(0)), sql)
 
 
-def joins(tables: set[str]) -> list[Join]:
+def joins(tables: set[str], folder: Path = ROOT / "sql") -> list[Join]:
+    """Every join of a plan-area table in the folder's SQL files, in file and line order."""
     found = []
-    for path in sorted((ROOT / "sql").glob("*.sql")):
+    for path in sorted(folder.glob("*.sql")):
         text = _strip_comments(path.read_text())
         for m in JOIN.finditer(text):
             table = m.group("table").lower()
