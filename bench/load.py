@@ -25,6 +25,7 @@ import argparse
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,25 +45,32 @@ def _queries(pins: list[str], permits: list[str]) -> list[common.Query]:
 
 
 def under_load(url: str, queries: list[common.Query], clients: int,
-               work: object) -> tuple[float, dict[str, common.Latency]]:
-    """Run the clients until `work()` returns; returns its seconds and the latencies."""
+               work: Callable[[], object]) -> tuple[float, dict[str, common.Latency]]:
+    """Run the clients until `work()` returns; returns its seconds and the latencies (a
+    client that could not run at all raises here: no figures is not "kept answering")."""
     stop = threading.Event()
     result: dict[str, common.Latency] = {}
+    failed: list[BaseException] = []
 
     def readers() -> None:
-        result.update(common.concurrent_latency(url, queries, clients=clients, per_client=None,
-                                                until=stop))
+        try:
+            result.update(common.concurrent_latency(url, queries, clients=clients,
+                                                    per_client=None, until=stop))
+        except BaseException as exc:  # re-raised in the caller's thread
+            failed.append(exc)
 
     thread = threading.Thread(target=readers, name="bench-readers")
     thread.start()
     time.sleep(1.0)  # the clients are connected and warmed up
     started = time.perf_counter()
     try:
-        work()  # type: ignore[operator]
+        work()
     finally:
         seconds = time.perf_counter() - started
         stop.set()
         thread.join()
+    if failed:
+        raise failed[0]
     return seconds, result
 
 
@@ -111,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         for label in busy:
             print(f"  recompute  {busy[label].line()}")
             print(f"  idle       {quiet[label].line()}")
-            if busy[label].errors or busy[label].max > args.max_wait_ms:
+            if busy[label].errors or not busy[label].ms or busy[label].max > args.max_wait_ms:
                 ok = False
         per_second = sum(len(v.ms) for v in busy.values()) / busy_s
         print(f"\nqueries answered during the recompute: {per_second:,.0f} per second "
