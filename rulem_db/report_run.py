@@ -302,8 +302,13 @@ def _measure(value: Any, unit: str | None) -> str:
     return f"{value:,.{UNIT_PLACES.get(unit or '', 4)}f}"
 
 
+# A finding without a permit belongs to a District project (7(c)) or to the plan area as a whole.
+NO_PERMIT = "(no permit)"
+
+
 def _finding_rows(rows: list[dict[str, Any]]) -> list[tuple]:
-    return [(r["permit_no"], r["paragraph"], r["check_code"], r["severity"], r["pin"],
+    return [(r["permit_no"] or NO_PERMIT, r["paragraph"], r["check_code"], r["severity"],
+             r["pin"],
              _measure(r["measured_value"], r["unit"]), _measure(r["limit_value"], r["unit"]),
              r["unit"], r["message"])
             for r in rows[:MAX_ROWS]]
@@ -352,7 +357,8 @@ def _files(data: _Data) -> str:
 def _findings_now(data: _Data) -> str:
     counts: dict[tuple, int] = {}
     for r in data.findings:
-        key = (r["permit_no"], r["paragraph"], r["check_code"], r["severity"])
+        key = (r["permit_no"] or NO_PERMIT, r["paragraph"] or "", r["check_code"] or "",
+               r["severity"] or "")
         counts[key] = counts.get(key, 0) + 1
     summary = h.table(("permit", "paragraph", "check", "severity", "findings"),
                       [(*k, n) for k, n in sorted(counts.items())],

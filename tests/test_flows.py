@@ -216,3 +216,19 @@ def test_two_reconciles_started_together_one_runs_the_other_exits(db_url, engine
     assert f"pid {winner.pid}" in err and running.pid == winner.pid
     assert winner.returncode == 0, werr
     assert f"run {running.run_id} (acd-53-62): done" in out
+
+
+def test_report_lists_a_finding_without_a_permit(db_url, engine, tmp_path):
+    """A District project (no permit) replacing outside the plan area gives a 7(c) finding
+    with no permit number; the report sorted findings by permit and failed on it."""
+    _site(engine)
+    with engine.begin() as conn:  # plan boundary is at(-1000, -1000, 5000, 5000)
+        s.replacement(conn, None, at(6000, 0, 6100, 100), "dp1", district_project="DP-1")
+    summary = _reconcile(db_url, tmp_path / "reports")
+    with engine.connect() as conn:
+        n = conn.execute(sa.text(
+            "SELECT count(*) FROM ops.run_finding WHERE run_id = :r AND permit_no IS NULL "
+            "AND check_code = 'replacement_outside_plan_area'"), {"r": summary.run_id}).scalar()
+    assert n >= 1
+    page = summary.report_path.read_text()
+    assert "(no permit)" in page and "replacement_outside_plan_area" in page
