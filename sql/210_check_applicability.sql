@@ -17,12 +17,18 @@ RETURNS TABLE (wetland_acres numeric, impervious_sqft numeric, grading boolean,
 LANGUAGE sql STABLE SET jit = off AS $$
   WITH plan AS (SELECT checks.plan_boundary(p_plan_area_id) AS geom),
   wet AS (
-    SELECT ST_Union(w.geom) AS geom FROM core.wetland_layer(p_plan_area_id, p_on) w
+    -- the disturbed part of the baseline wetland, from the ledger's wetland pieces near the
+    -- footprint (sql/100, 105): the same area as the whole layer's (the pieces of a wetland
+    -- union to it), read through an index instead of clipping every wetland of the plan area
+    -- (4.8 s per permit on a county-sized plan area, now about 1 ms)
+    SELECT ST_Union(ledger.meet(w.geom, p_disturbance)) AS geom
+    FROM ledger.baseline_wetland(p_plan_area_id, p_on, p_disturbance) w
     WHERE p_disturbance IS NOT NULL AND w.geom && p_disturbance
   )
-  SELECT coalesce(core.acres(ST_Intersection(ST_Intersection(p_disturbance, wet.geom),
-                                             plan.geom)), 0),
-         round(coalesce((ST_Area(ST_Intersection(p_impervious, plan.geom))
+  -- ledger.meet (sql/100) skips the overlay when one side lies inside the other: most
+  -- footprints lie wholly inside the plan area's large boundary polygon.
+  SELECT ledger.acres(ledger.meet(wet.geom, plan.geom)),
+         round(coalesce((ST_Area(ledger.meet(p_impervious, plan.geom))
                          / 0.09290304)::numeric, 0)),
          coalesce(ST_Intersects(p_grading, plan.geom), false),
          core.param_num(p_plan_area_id, 'impervious_trigger_sqft', p_on),

@@ -54,7 +54,7 @@ RETURNS TABLE (permit_id bigint, wetland_id bigint, circular39_type text, geom g
 LANGUAGE sql STABLE SET jit = off AS $$
   SELECT ps.permit_id, w.wetland_id, w.circular39_type, w.geom
   FROM checks.permit_site ps
-  CROSS JOIN LATERAL core.wetland_layer(p_plan_area_id, ps.baseline_on) w
+  CROSS JOIN LATERAL core.wetland_layer_near(p_plan_area_id, ps.baseline_on, ps.parcels) w
   WHERE ps.plan_area_id = p_plan_area_id
     AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
     AND ps.parcels IS NOT NULL AND w.geom && ps.parcels

@@ -30,7 +30,8 @@ COMMENT ON FUNCTION checks.heritage_ranked(integer, date, text, geometry) IS
 CREATE OR REPLACE FUNCTION checks.check_replacement(p_plan_area_id integer,
                                                     p_permit_id bigint DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
-  WITH impact AS (
+  WITH plan AS MATERIALIZED (SELECT checks.plan_boundary(p_plan_area_id) AS geom),
+  impact AS (
     SELECT ps.permit_id, i.impact_id, i.kind, i.geom,
            core.param_text(p_plan_area_id, 'heritage_threshold', ps.baseline_on) AS threshold,
            core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2,
@@ -50,16 +51,16 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
       AND (ps.permit_id IS NOT NULL OR (r.permit_id IS NULL AND p_permit_id IS NULL))
       AND (p_permit_id IS NULL OR r.permit_id = p_permit_id)
   ), heritage_impact AS (
-    SELECT i.*, ST_CollectionExtract(ST_Intersection(i.geom, i.heritage), 3) AS part
+    SELECT i.*, ledger.meet(i.geom, i.heritage) AS part  -- NULL: none (sql/100)
     FROM impact i
   ), heritage_upland AS (
-    SELECT r.*, ST_CollectionExtract(ST_Intersection(r.geom, checks.heritage_ranked(
-             p_plan_area_id, r.on_date, 'upland', r.geom)), 3) AS part
+    SELECT r.*, ledger.meet(r.geom, checks.heritage_ranked(
+             p_plan_area_id, r.on_date, 'upland', r.geom)) AS part
     FROM repl r WHERE r.component = 'wetland'
   ), outside_plan AS (
-    SELECT r.*, ST_CollectionExtract(ST_Difference(
-             r.geom, checks.plan_boundary(p_plan_area_id)), 3) AS part
-    FROM repl r
+    SELECT r.*, CASE WHEN ST_CoveredBy(r.geom, plan.geom) THEN NULL  -- the usual case, no overlay
+                     ELSE ledger.minus(r.geom, plan.geom) END AS part
+    FROM repl r, plan
   ), outside_figure5 AS (
     SELECT r.*, CASE WHEN f.geom IS NULL THEN r.geom
                      ELSE ST_CollectionExtract(ST_Difference(r.geom, f.geom), 3) END AS part

@@ -10,7 +10,8 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH st AS (
     SELECT ps.permit_id, s.structure_id, s.kind, s.variance_ref, s.geom,
            core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2,
-           (SELECT ST_Union(w.geom) FROM core.wetland_layer(p_plan_area_id, ps.baseline_on) w
+           (SELECT ST_Union(ledger.meet(w.geom, s.geom))  -- the wetland under the structure,
+            FROM ledger.baseline_wetland(p_plan_area_id, ps.baseline_on, s.geom) w  -- in pieces
             WHERE w.geom && s.geom) AS wetland
     FROM checks.permit_site ps
     JOIN core.structure s ON s.permit_id = ps.permit_id AND s.valid_to IS NULL
