@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from geoalchemy2 import Geometry
+from sqlalchemy.dialects.postgresql import JSONB
 
 SEVERITIES = ("error", "warning", "info")
 OUTCOMES = ("pass", "fail", "not_applicable")
@@ -63,6 +64,21 @@ def define(md: sa.MetaData, srid: int) -> None:
         sa.Column("warning_count", sa.Integer, comment="Findings of severity warning."),
         sa.Column("created_by", sa.Text, nullable=False, server_default=sa.text("current_user"),
                   comment="Database user that ran the checks."),
+        # Incremental runs (revision 0009, sql/285): the results of the permits nothing touched
+        # are carried over from the base run instead of being evaluated again.
+        sa.Column("base_run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"),
+                  comment="Run whose results were carried over for the permits no change "
+                          "touched (an incremental run); NULL when every permit was evaluated."),
+        sa.Column("rechecked_count", sa.Integer,
+                  comment="Permits evaluated by this run (the rest carried over from "
+                          "base_run_id)."),
+        sa.Column("changes_since", sa.DateTime(timezone=True),
+                  comment="Start of the oldest transaction open when this run began: data "
+                          "committed by it or later may be unseen by this run, so the next "
+                          "incremental run looks for changes from this time on."),
+        sa.Column("rechecked_why", JSONB,
+                  comment="Why each rechecked permit (or the whole plan area) was evaluated "
+                          "again: the changed layers and dates."),
         sa.Index("ix_run_plan_area", "plan_area_id", "run_id"),
         schema="checks",
         comment="One row per run of the rule checks.",
