@@ -11,6 +11,12 @@ Every layer table follows one pattern (see `docs/design.md`):
   version and opens a new one (triggers in `sql/010_versioning.sql`), nothing is deleted, and
   a unique constraint keeps one current version per feature;
 - `batch_id`, `source_fid`, `source_attributes` record where the feature came from.
+
+The layer tables' references (their own `<layer>_id` and the features they name to
+`core.feature`, `plan_area_id` to `core.plan_area`, `batch_id` and `closed_batch_id` to
+`ops.batch`) are not foreign keys: PostgreSQL checks those one query per row, which was a third
+of a bulk ingest. `sql/010_versioning.sql` checks them once per statement instead, and refuses
+deleting or renumbering what they reference (revision 0010, docs/ingest.md).
 """
 
 from __future__ import annotations
@@ -137,8 +143,8 @@ def _core_reference_tables(md: sa.MetaData) -> None:
         sa.Column("feature_id", sa.BigInteger, sa.Identity(), primary_key=True,
                   comment="Stable feature id, the <layer>_id of every version."),
         sa.Column("layer", sa.Text, nullable=False, comment="Layer."),
-        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
-                  nullable=False, comment="Plan area."),
+        # not a foreign key: checked once per statement (sql/010_versioning.sql)
+        sa.Column("plan_area_id", sa.Integer, nullable=False, comment="Plan area."),
         sa.Column("feature_key", sa.Text, nullable=False,
                   comment="Natural key (PIN, permit number, source feature id, ...)."),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False,
@@ -221,15 +227,15 @@ def _layer_table(md: sa.MetaData, layer: Layer, srid: int) -> sa.Table:
     cols: list[sa.schema.SchemaItem] = [
         sa.Column("version_id", sa.BigInteger, sa.Identity(), primary_key=True,
                   comment="Id of this version of the feature."),
-        sa.Column(layer.id_column, sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
-                  nullable=False, comment="Stable feature id, the same in every version."),
-        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
-                  nullable=False, comment="Plan area."),
+        # References without foreign keys: checked once per statement (module doc).
+        sa.Column(layer.id_column, sa.BigInteger, nullable=False,
+                  comment="Stable feature id, the same in every version."),
+        sa.Column("plan_area_id", sa.Integer, nullable=False, comment="Plan area."),
     ]
     for c in layer.columns:
         if c.ref_layer:
-            cols.append(sa.Column(c.name, sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
-                                  nullable=not c.required, comment=c.doc))
+            cols.append(sa.Column(c.name, sa.BigInteger, nullable=not c.required,
+                                  comment=c.doc))
         else:
             fks = [sa.ForeignKey(c.references)] if c.references else []
             cols.append(sa.Column(c.name, _KIND_TYPES[c.kind], *fks, nullable=not c.required,
@@ -252,7 +258,7 @@ def _layer_table(md: sa.MetaData, layer: Layer, srid: int) -> sa.Table:
         sa.Column("source_fid", sa.Text, comment="Feature id in the source file."),
         sa.Column("source_attributes", pg.JSONB,
                   comment="The feature's original attributes as delivered."),
-        sa.Column("batch_id", sa.BigInteger, sa.ForeignKey("ops.batch.batch_id"),
+        sa.Column("batch_id", sa.BigInteger,
                   comment="Ingest batch that made this version (NULL: a user's edit)."),
         sa.Column("created_by", sa.Text, nullable=False, server_default=sa.text("current_user"),
                   comment="Database user that made this version."),
@@ -261,7 +267,7 @@ def _layer_table(md: sa.MetaData, layer: Layer, srid: int) -> sa.Table:
         sa.Column("valid_to", sa.DateTime(timezone=True),
                   comment="Version valid until (exclusive); NULL while current."),
         sa.Column("closed_by", sa.Text, comment="Database user that closed this version."),
-        sa.Column("closed_batch_id", sa.BigInteger, sa.ForeignKey("ops.batch.batch_id"),
+        sa.Column("closed_batch_id", sa.BigInteger,
                   comment="Ingest batch that closed this version."),
         sa.CheckConstraint("valid_to IS NULL OR valid_to >= valid_from", name="valid_period"),
         # At most one current version per feature (NULLs not distinct: two open versions of

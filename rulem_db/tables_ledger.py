@@ -173,6 +173,7 @@ def define(md: sa.MetaData, srid: int) -> None:
                  postgresql_where=sa.text("processed_at IS NULL")),
         sa.Index("ix_change_queue_waiting_permit", "permit_id",
                  postgresql_where=sa.text("processed_at IS NULL")),
+        sa.Index("ix_change_queue_processed_run_id", "processed_run_id"),  # revision 0010
         schema="ledger",
         comment="Owners (permits, District projects) whose inputs changed, waiting for "
                 "recompute; rows are kept, marked processed, as the audit of why.",

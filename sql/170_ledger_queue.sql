@@ -66,7 +66,7 @@ COMMENT ON FUNCTION ledger.change_words(text, bigint, bigint) IS
 
 -- Layers whose features belong to an owner (impact, replacement).
 CREATE OR REPLACE FUNCTION ledger.queue_owned_change() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
     RETURN NULL;
@@ -101,11 +101,50 @@ COMMENT ON FUNCTION ledger.queue_owned_change() IS
   'retired feature.';
 
 -- Layers that matter where they lie (wetland, delineation, buffer, heritage_area, parcel).
+-- The owners a change meets are found from whichever side is smaller: a few changed features
+-- each look up the impacts and replacements they meet (their spatial indexes); a bulk change
+-- (a parcel refresh, 100,000 features against a few thousand impacts) is met the other way
+-- round, each current impact and replacement looking up the changed versions through the
+-- layer's own spatial index (the old and the new versions are both rows of core.<layer>).
+-- Both give the same owners.
 CREATE OR REPLACE FUNCTION ledger.queue_spatial_change() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET jit = off AS $$
+DECLARE
+  n_changed bigint;
+  n_owned   bigint;
+  meet      text;
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
     RETURN NULL;
+  END IF;
+  SELECT count(*) INTO n_changed FROM changed_rows;
+  SELECT (SELECT count(*) FROM core.impact WHERE valid_to IS NULL)
+         + (SELECT count(*) FROM core.replacement WHERE valid_to IS NULL) INTO n_owned;
+  IF n_changed <= n_owned THEN
+    meet := $m$
+      SELECT ch.*, o.permit_id, o.district_project
+      FROM changed ch
+      CROSS JOIN LATERAL (SELECT * FROM ledger.owners_meeting(ch.plan_area_id, ch.old_geom)
+                          UNION
+                          SELECT * FROM ledger.owners_meeting(ch.plan_area_id, ch.new_geom)) o
+    $m$;
+  ELSE
+    meet := format($m$
+      SELECT ch.*, o.permit_id, o.district_project
+      FROM (SELECT i.plan_area_id, i.permit_id, NULL::text AS district_project, i.geom
+            FROM core.impact i WHERE i.valid_to IS NULL
+            UNION ALL
+            SELECT r.plan_area_id, r.permit_id,
+                   CASE WHEN r.permit_id IS NULL THEN r.district_project END, r.geom
+            FROM core.replacement r WHERE r.valid_to IS NULL) o
+      JOIN core.%1$I x ON x.geom && o.geom AND x.plan_area_id = o.plan_area_id
+                       AND ST_Intersects(x.geom, o.geom)
+      JOIN (SELECT ch.*, v.vid FROM changed ch
+            CROSS JOIN LATERAL (VALUES (ch.version_id), (ch.new_version_id)) AS v(vid)
+            WHERE v.vid IS NOT NULL) ch ON ch.vid = x.version_id
+    $m$, TG_TABLE_NAME);
+    meet := format('SELECT plan_area_id, fid, version_id, new_version_id, old_geom, new_geom, '
+                   'permit_id, district_project FROM (%s) m', meet);
   END IF;
   EXECUTE format($q$
     WITH changed AS (
@@ -115,11 +154,7 @@ BEGIN
       LEFT JOIN core.%1$I cur
         ON %3$L = 'UPDATE' AND cur.%2$I = c.%2$I AND cur.valid_to IS NULL
     ), hit AS (
-      SELECT ch.*, o.permit_id, o.district_project
-      FROM changed ch
-      CROSS JOIN LATERAL (SELECT * FROM ledger.owners_meeting(ch.plan_area_id, ch.old_geom)
-                          UNION
-                          SELECT * FROM ledger.owners_meeting(ch.plan_area_id, ch.new_geom)) o
+      %4$s
       UNION ALL                 -- a delineation also moves the wetlands it approves
       SELECT ch.*, o.permit_id, o.district_project
       FROM changed ch
@@ -145,7 +180,7 @@ BEGIN
            format('%%s %%s %%s', %1$L, f.feature_key,
                   ledger.change_words(%3$L, h.version_id, h.new_version_id))
     FROM hit h JOIN core.feature f ON f.feature_id = h.fid
-  $q$, TG_TABLE_NAME, TG_TABLE_NAME || '_id', TG_OP);
+  $q$, TG_TABLE_NAME, TG_TABLE_NAME || '_id', TG_OP, meet);
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ledger.queue_spatial_change() IS
@@ -153,7 +188,7 @@ COMMENT ON FUNCTION ledger.queue_spatial_change() IS
   'impacts or replacements meet the old or the new geometry of a changed feature.';
 
 CREATE OR REPLACE FUNCTION ledger.queue_permit_change() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
     RETURN NULL;
@@ -172,7 +207,7 @@ COMMENT ON FUNCTION ledger.queue_permit_change() IS
   'Trigger (permit): queues the permit whose record changed.';
 
 CREATE OR REPLACE FUNCTION ledger.queue_transfer_change() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
     RETURN NULL;
@@ -200,7 +235,7 @@ COMMENT ON FUNCTION ledger.queue_transfer_change() IS
 
 -- Changes that can move every figure of a plan area (its boundary, its parameters).
 CREATE OR REPLACE FUNCTION ledger.queue_plan_change() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
     RETURN NULL;
@@ -321,10 +356,37 @@ COMMENT ON FUNCTION ledger.drain(bigint, integer) IS
   'Takes up to p_limit waiting change-queue rows (skipping rows another worker holds), '
   'recomputes and posts their owners, marks the rows processed; returns rows taken (0: empty).';
 
+-- Processed queue rows are kept for a retention period (ops.setting
+-- 'change_queue_retention_days', default 30), then deleted: every full recompute queues every
+-- owner again (730,000 rows a year at county size). The why of each figure stays in the
+-- ledger entries' reasons; waiting rows are never purged.
+CREATE OR REPLACE FUNCTION ledger.queue_retention() RETURNS interval
+LANGUAGE sql STABLE AS $$
+  SELECT make_interval(days => coalesce(
+    (SELECT value::integer FROM ops.setting WHERE key = 'change_queue_retention_days'), 30))
+$$;
+COMMENT ON FUNCTION ledger.queue_retention() IS
+  'How long processed change-queue rows are kept (ops.setting change_queue_retention_days, '
+  'default 30 days).';
+
+CREATE OR REPLACE FUNCTION ledger.purge_processed_queue() RETURNS integer
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  WITH gone AS (
+    DELETE FROM ledger.change_queue c
+    WHERE c.processed_at IS NOT NULL AND c.processed_at < now() - ledger.queue_retention()
+    RETURNING 1
+  )
+  SELECT count(*)::integer FROM gone
+$$;
+COMMENT ON FUNCTION ledger.purge_processed_queue() IS
+  'Deletes change-queue rows processed longer ago than ledger.queue_retention(); returns how '
+  'many (run at the end of every ledger.finish_run).';
+
 DROP FUNCTION IF EXISTS ledger.finish_run(bigint, text, text);
 CREATE OR REPLACE FUNCTION ledger.finish_run(p_run_id bigint, p_status text DEFAULT 'done',
                                              p_message text DEFAULT NULL)
 RETURNS SETOF ledger.run LANGUAGE sql AS $$
+  SELECT ledger.purge_processed_queue();
   UPDATE ledger.run r SET
     status = p_status,
     message = p_message,
@@ -339,17 +401,20 @@ RETURNS SETOF ledger.run LANGUAGE sql AS $$
   RETURNING r.*
 $$;
 COMMENT ON FUNCTION ledger.finish_run(bigint, text, text) IS
-  'Closes a run with its status and counts (queue rows, owners, entries, reversals).';
+  'Closes a run with its status and counts (queue rows, owners, entries, reversals); purges '
+  'processed queue rows older than the retention period.';
 
 REVOKE ALL ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
   ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
   ledger.enqueue_all(bigint), ledger.drain(bigint, integer),
-  ledger.finish_run(bigint, text, text) FROM PUBLIC;
+  ledger.finish_run(bigint, text, text), ledger.queue_retention(),
+  ledger.purge_processed_queue() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
   ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
   ledger.enqueue_all(bigint), ledger.drain(bigint, integer),
-  ledger.finish_run(bigint, text, text) TO rulem_etl;
+  ledger.finish_run(bigint, text, text), ledger.queue_retention(),
+  ledger.purge_processed_queue() TO rulem_etl;
 GRANT SELECT, INSERT, UPDATE ON ledger.change_queue, ledger.run TO rulem_etl;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ledger TO rulem_etl;
