@@ -15,14 +15,19 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyogrio.errors
 import pyogrio.raw
+import shapely
 
-from etl.problems import refuse
+from etl.limits import Limits, env_name
+from etl.problems import IngestRefused, Problem, refuse
 from etl.sources import Source
 
 BATCH_SIZE = 25_000
+MAX_PROBLEMS = 200  # problems kept for the refusal (the rest are counted)
 
 
 @dataclass
@@ -38,13 +43,117 @@ class ReadLog:
                 self.warnings.append(text)
 
 
-def batches(src: Source, read_geometry: bool, log: ReadLog,
-            batch_size: int = BATCH_SIZE) -> Iterator[pa.RecordBatch]:
-    """The source's features in batches of at most batch_size rows."""
-    if src.reader == "parquet":
-        yield from _parquet_batches(src, read_geometry, batch_size)
-    else:
-        yield from _gdal_batches(src, read_geometry, log, batch_size)
+def batches(src: Source, read_geometry: bool, log: ReadLog, batch_size: int = BATCH_SIZE,
+            limits: Limits | None = None) -> Iterator[pa.RecordBatch]:
+    """The source's features in batches of at most batch_size rows, each checked against the
+    limits (etl.limits); after the last batch, every feature over a limit is refused at once."""
+    guard = Guard(src, limits or Limits.from_env())
+    inner = _parquet_batches(src, read_geometry, batch_size) if src.reader == "parquet" \
+        else _gdal_batches(src, read_geometry, log, batch_size)
+    for batch in inner:
+        guard.check(batch)
+        yield batch
+    guard.finish()
+
+
+class Guard:
+    """Checks every feature read against the limits: the count of features (refused at once,
+    so a runaway file is not read to its end), and per feature its vertices, its coordinates
+    (a NaN, an infinity or 1e300 is a broken export, not a place) and the length of each
+    attribute. Features over a limit are collected, so the refusal names every one of them."""
+
+    def __init__(self, src: Source, limits: Limits) -> None:
+        self.src, self.limits = src, limits
+        self.rows = 0
+        self.problems: list[Problem] = []
+        self.total = 0
+        self.skip_fields = {"_fid", "_geom", src.geometry_column}
+
+    def check(self, batch: pa.RecordBatch) -> None:
+        self.rows += batch.num_rows
+        if self.rows > self.limits.max_features:
+            raise refuse(self.src.name, f"holds more than {self.limits.max_features:,} "
+                         f"features, the limit; split it, or raise the limit with "
+                         f"{env_name('max_features')}")
+        fids = batch.column(batch.schema.names.index("_fid")).to_pylist()
+        if "_geom" in batch.schema.names:
+            self._geometry(batch.column(batch.schema.names.index("_geom")), fids)
+        for name, col in zip(batch.schema.names, batch.columns, strict=True):
+            if name not in self.skip_fields and (pa.types.is_string(col.type)
+                                                 or pa.types.is_large_string(col.type)):
+                self._attribute(name, col, fids)
+
+    def _geometry(self, wkb: pa.Array, fids: list[str | None]) -> None:
+        geoms = _parse(np.asarray(wkb.to_numpy(zero_copy_only=False), dtype=object))
+        vertices = shapely.get_num_coordinates(geoms)
+        for i in np.flatnonzero(vertices > self.limits.max_vertices):
+            self._add(fids[i], f"has {vertices[i]:,} vertices, more than the limit of "
+                      f"{self.limits.max_vertices:,} for one feature; simplify it, or raise "
+                      f"the limit with {env_name('max_vertices')}")
+        coords, index = shapely.get_coordinates(geoms, return_index=True)
+        bad = ~np.isfinite(coords).all(axis=1) | (np.abs(np.nan_to_num(coords)) >
+                                                  self.limits.max_abs_coordinate).any(axis=1)
+        for i in np.unique(index[bad]):
+            if len(self.problems) >= MAX_PROBLEMS:
+                self.total += 1
+                continue
+            xy = coords[index == i]
+            x, y = xy[~np.isfinite(xy).all(axis=1) | (np.abs(np.nan_to_num(xy)) >
+                                                      self.limits.max_abs_coordinate)
+                      .any(axis=1)][0]
+            self._add(fids[i], f"has a coordinate ({x:g} {y:g}) that is {_coordinate_fault(x, y)}"
+                      f"; the export is broken: fix the feature in a GIS and deliver it again")
+
+    def _attribute(self, name: str, col: pa.Array, fids: list[str | None]) -> None:
+        try:
+            col.validate(full=True)
+        except pa.ArrowInvalid:
+            raise refuse(self.src.name, f"the text of field {name} is not in the encoding the "
+                         "file declares (not UTF-8); for a shapefile, deliver a .cpg file "
+                         "naming the encoding (e.g. UTF-8 or ISO-8859-1)") from None
+        lengths = pc.utf8_length(col).to_numpy(zero_copy_only=False)
+        lengths = np.nan_to_num(lengths.astype(float), nan=0.0)
+        for i in np.flatnonzero(lengths > self.limits.max_attribute_chars):
+            self._add(fids[i], f"a value of {int(lengths[i]):,} characters, more than the limit "
+                      f"of {self.limits.max_attribute_chars:,}; a geometry or a document in "
+                      f"an attribute? (raise the limit with {env_name('max_attribute_chars')})",
+                      field=name)
+
+    def _add(self, fid: str | None, message: str, field: str = "geometry") -> None:
+        self.total += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(self.src.name, message, feature=fid, field=field))
+
+    def finish(self) -> None:
+        """Refuse the file, naming every feature over a limit (nothing is loaded)."""
+        if self.problems:
+            raise IngestRefused(self.src.name, self.problems, self.total,
+                                "nothing was loaded (a broken or hostile feature is refused "
+                                "even with --skip-bad-features)")
+
+
+def _parse(wkb: np.ndarray) -> np.ndarray:
+    """Shapely geometries of a batch's WKB; None where GEOS cannot parse one (a curve, a
+    malformed value): those the database's validation reports."""
+    with np.errstate(all="ignore"):  # NaN coordinates are what the guard looks for
+        try:
+            return shapely.from_wkb(wkb, on_invalid="ignore")
+        except NotImplementedError:  # curves: one by one, the others still checked
+            out = np.empty(len(wkb), dtype=object)
+            for i, value in enumerate(wkb):
+                try:
+                    out[i] = shapely.from_wkb(value, on_invalid="ignore")
+                except NotImplementedError:
+                    out[i] = None
+            return out
+
+
+def _coordinate_fault(x: float, y: float) -> str:
+    if np.isnan(x) or np.isnan(y):
+        return "not a number (NaN)"
+    if np.isinf(x) or np.isinf(y):
+        return "infinite"
+    return "beyond any place on earth in any CRS"
 
 
 def _gdal_batches(src: Source, read_geometry: bool, log: ReadLog,

@@ -12,17 +12,20 @@ pyogrio wheel has no Parquet driver), CSV with a WKT column, and attribute-only 
 
 from __future__ import annotations
 
+import copy
 import csv
 import hashlib
 import json
 import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyogrio
 import pyogrio.errors
 
+from etl.limits import Limits, env_name, size_words
 from etl.problems import refuse
 
 # Names a CSV's WKT column goes by (case-insensitive); a mapping file may name another.
@@ -30,6 +33,13 @@ WKT_COLUMN_NAMES = ("wkt", "geom", "geometry", "the_geom", "wkt_geom", "shape", 
 PARQUET_GEOMETRY_NAMES = ("geometry", "geom", "wkb_geometry", "wkb", "the_geom")
 SHAPEFILE_SIDECARS = (".shp", ".shx", ".dbf", ".prj", ".cpg")
 ZIPPED_FILES = (".shp", ".gpkg", ".geojson", ".json", ".topojson")  # (and .gdb folders)
+# What a file of each extension starts with; a file that starts otherwise is not what its name
+# says (a renamed file, an error page saved as the download), and is refused saying what it is.
+SIGNATURES = {".gpkg": (b"SQLite format 3\0",), ".zip": (b"PK\x03\x04", b"PK\x05\x06"),
+              ".parquet": (b"PAR1",), ".geoparquet": (b"PAR1",), ".shp": (b"\0\0\x27\x0a",)}
+LATIN_1 = "ISO-8859-1"
+FORMAT_NAMES = {".gpkg": "a GeoPackage", ".zip": "a zip file", ".parquet": "a Parquet file",
+                ".geoparquet": "a Parquet file", ".shp": "a shapefile"}
 
 
 @dataclass(frozen=True)
@@ -61,12 +71,7 @@ def file_sha256(path: Path) -> str:
     .prj and .cpg in that order (the attributes and the CRS are part of the delivery), or for
     a folder (an unzipped .gdb) every file in it by name."""
     h = hashlib.sha256()
-    if path.is_dir():
-        parts = sorted(p for p in path.rglob("*") if p.is_file())
-    elif path.suffix.lower() == ".shp":
-        parts = [p for ext in SHAPEFILE_SIDECARS if (p := _sidecar(path, ext)) is not None]
-    else:
-        parts = [path]
+    parts = _delivered_parts(path)
     for part in parts:
         if len(parts) > 1:
             h.update(part.name.encode() + b"\0")
@@ -90,19 +95,81 @@ def open_source(path: Path, *, source_layer: str | None = None, layer_name: str 
     name = path.name
     if not path.exists():
         raise refuse(name, f"no such file: {path}")
+    limits = Limits.from_env()
+    _check_size(path, limits)
     suffix = path.suffix.lower()
+    _check_signature(path, suffix)
     if suffix in (".parquet", ".geoparquet"):
         return _open_parquet(path, geometry_field)
     if suffix == ".csv":
         return _open_csv(path, wants_geometry, geometry_field)
     if suffix == ".zip":
-        candidates = _zip_datasets(path)
+        candidates = _zip_datasets(path, limits)
     elif suffix == ".shp":
         _check_shapefile(path)
         candidates = [str(path)]
     else:
         candidates = [str(path)]
     return _open_gdal(path, candidates, source_layer, layer_name, wants_geometry)
+
+
+def _delivered_parts(path: Path) -> list[Path]:
+    """The files a delivery consists of: a folder's files, a shapefile's parts, or the file."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file())
+    if path.suffix.lower() == ".shp":
+        return [p for ext in SHAPEFILE_SIDECARS if (p := _sidecar(path, ext)) is not None]
+    return [path]
+
+
+def _check_size(path: Path, limits: Limits) -> None:
+    """A 0-byte file is a failed export or transfer; a file over the limit is refused before
+    anything reads it."""
+    parts = _delivered_parts(path)
+    empty = [p.name for p in parts if p.stat().st_size == 0]
+    if empty or not parts:
+        what = "is empty (0 bytes)" if empty == [path.name] or not parts else \
+            f"has empty parts ({', '.join(empty)}: 0 bytes)"
+        raise refuse(path.name, f"{what}: the export or the transfer failed; deliver it again")
+    total = sum(p.stat().st_size for p in parts)
+    if total > limits.max_file_bytes:
+        raise refuse(path.name, f"is {size_words(total)}, more than the limit of "
+                     f"{size_words(limits.max_file_bytes)} for one delivery; split it, or raise "
+                     f"the limit with {env_name('max_file_bytes')}")
+
+
+def _check_signature(path: Path, suffix: str) -> None:
+    """A file whose first bytes are not those of its extension's format is refused, saying
+    what it seems to be instead."""
+    if suffix not in SIGNATURES or path.is_dir():
+        return
+    with path.open("rb") as f:
+        head = f.read(64)
+    if head.startswith(SIGNATURES[suffix]):
+        return
+    raise refuse(path.name, f"is not {FORMAT_NAMES[suffix]}: its content is {_looks_like(head)} "
+                 "(a renamed file, or an error page saved as the download?); deliver the real "
+                 "file")
+
+
+def _looks_like(head: bytes) -> str:
+    kinds = [(b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+             (b"%PDF", "a PDF document"), (b"PK", "a zip file"),
+             (b"SQLite format 3", "an SQLite database"), (b"PAR1", "a Parquet file"),
+             (b"\0\0\x27\x0a", "a shapefile's geometry (.shp)")]
+    for magic, words in kinds:
+        if head.startswith(magic):
+            return words
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "binary data of no format ingest knows"
+    start = " ".join(text.split())[:30]
+    if start.lower().startswith(("<!doctype html", "<html")):
+        return f"an HTML page ({start!r}...)"
+    if start.startswith(("{", "[")):
+        return f"JSON text ({start!r}...)"
+    return f"text ({start!r}...)"
 
 
 def _check_shapefile(path: Path) -> None:
@@ -113,13 +180,16 @@ def _check_shapefile(path: Path) -> None:
                      f"for the complete set, or a zip of it")
 
 
-def _zip_datasets(path: Path) -> list[str]:
+def _zip_datasets(path: Path, limits: Limits) -> list[str]:
     """GDAL paths of the datasets inside a zip: .gdb folders, shapefiles, GeoPackages..."""
     try:
         with zipfile.ZipFile(path) as z:
-            names = z.namelist()
+            members = z.infolist()
+            _check_zip(path.name, members, limits)
+            _check_declared_sizes(path.name, z, members)
     except zipfile.BadZipFile as exc:
         raise refuse(path.name, f"not a readable zip file ({exc}); deliver it again") from None
+    names = [m.filename for m in members]
     found: list[str] = []
     for n in names:
         parts = n.rstrip("/").split("/")
@@ -143,6 +213,62 @@ def _zip_datasets(path: Path) -> list[str]:
         raise refuse(path.name, f"the zip holds no shapefile, File Geodatabase, GeoPackage or "
                      f"GeoJSON (it holds {held}); deliver one of those")
     return [f"/vsizip/{path}/{n}" for n in found]
+
+
+def _check_zip(name: str, members: list[zipfile.ZipInfo], limits: Limits) -> None:
+    """Nothing in a zip is read before its member names and declared sizes pass: no name that
+    climbs out of the zip's folder (zip slip), no expansion beyond the limits (zip bomb).
+
+    The sizes checked here are those the zip declares (nothing is expanded yet);
+    _check_declared_sizes then proves them."""
+    for m in members:
+        parts = m.filename.replace("\\", "/").split("/")
+        if m.filename.startswith(("/", "\\")) or ".." in parts or ":" in parts[0]:
+            raise refuse(name, f"member {m.filename!r} climbs out of the zip's folder (zip "
+                         "slip): refused without reading anything; ask for a zip of the "
+                         "files themselves")
+    total = sum(m.file_size for m in members)
+    packed = sum(m.compress_size for m in members)
+    if total > limits.max_unzipped_bytes:
+        raise refuse(name, f"expands to {size_words(total)}, more than the limit of "
+                     f"{size_words(limits.max_unzipped_bytes)} (zip bomb?); raise the limit "
+                     f"with {env_name('max_unzipped_bytes')} if the data is real")
+    for m, size, comp in [*((m, m.file_size, m.compress_size) for m in members),
+                          (None, total, packed)]:
+        if size > limits.zip_ratio_floor and size > limits.max_zip_ratio * max(comp, 1):
+            what = f"member {m.filename!r}" if m is not None else "the zip"
+            raise refuse(name, f"{what} expands {size / max(comp, 1):,.0f} times (to "
+                         f"{size_words(size)} from {size_words(comp)}), more than the limit of "
+                         f"{limits.max_zip_ratio:,.0f} (zip bomb?); refused without expanding "
+                         f"it; raise the limit with {env_name('max_zip_ratio')} if the data "
+                         "is real")
+
+
+def _check_declared_sizes(name: str, z: zipfile.ZipFile,
+                          members: list[zipfile.ZipInfo]) -> None:
+    """Each member expands to no more than it declares: GDAL's /vsizip/ reads a member's whole
+    compressed stream whatever size it declares, so a zip that declares 100 bytes for a stream
+    of gigabytes would pass the limits. Each member is expanded in memory, a megabyte at a time
+    and discarded, up to one byte past its declared size (so a lie is caught without expanding
+    the bomb); this costs about a second per 300 MB of honest content."""
+    for m in members:
+        if m.is_dir():
+            continue
+        probe = copy.copy(m)
+        probe.file_size = m.file_size + 1
+        del probe.CRC  # no checksum over the probe's extra byte (GDAL checks the real one)
+        seen = 0
+        try:
+            with z.open(probe) as f:
+                while seen <= m.file_size and (chunk := f.read(1 << 20)):
+                    seen += len(chunk)
+        except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as exc:
+            raise refuse(name, f"member {m.filename!r} cannot be expanded ({exc}); deliver "
+                         "the zip again") from None
+        if seen > m.file_size:
+            raise refuse(name, f"member {m.filename!r} expands beyond the {m.file_size:,} "
+                         "bytes it declares (a forged zip, or a zip bomb): refused without "
+                         "expanding it; deliver the zip again")
 
 
 def _layers(dataset: str) -> list[tuple[str, str | None]]:
@@ -182,10 +308,49 @@ def _open_gdal(path: Path, datasets: list[str], source_layer: str | None,
         raise refuse(name, f"GDAL cannot read layer {layer} ({_gdal_message(exc)})") from None
     gtype = info.get("geometry_type")
     count = info.get("features")
+    _check_count(name, count)
+    options = {}
+    if info["driver"] == "ESRI Shapefile" and _declares_no_encoding(path, ds):
+        options["ENCODING"] = LATIN_1
+        notes.append("the shapefile declares no encoding (no .cpg, no code page in its .dbf): "
+                     "its text was read as ISO-8859-1 (Latin-1); deliver a .cpg if it is not")
     return Source(path=path, reader="gdal", dataset=ds, layer=layer, driver=info["driver"],
                   fields=tuple(str(f) for f in info["fields"]), has_geometry=gtype is not None,
                   crs=info.get("crs"), feature_count=None if count is None or count < 0
-                  else int(count), geometry_type=gtype, notes=tuple(notes))
+                  else int(count), geometry_type=gtype, open_options=options,
+                  notes=tuple(notes))
+
+
+def _declares_no_encoding(path: Path, dataset: str) -> bool:
+    """Whether a shapefile has neither a .cpg nor a code page in its .dbf (byte 29). GDAL then
+    hands its text over undecoded; we read it as Latin-1, the shapefile's historical default
+    (ArcGIS and GDAL both assume it), rather than load bytes that are not text."""
+    if dataset.startswith("/vsizip/"):
+        member = dataset[len(f"/vsizip/{path}/"):]
+        stem = member[:-4].lower()
+        with zipfile.ZipFile(path) as z:
+            names = {n.lower(): n for n in z.namelist()}
+            if stem + ".cpg" in names or stem + ".dbf" not in names:
+                return False
+            with z.open(names[stem + ".dbf"]) as f:
+                head = f.read(32)
+    else:
+        shp = Path(dataset)
+        dbf = _sidecar(shp, ".dbf")
+        if _sidecar(shp, ".cpg") is not None or dbf is None:
+            return False
+        with dbf.open("rb") as f:
+            head = f.read(32)
+    return len(head) > 29 and head[29] == 0
+
+
+def _check_count(name: str, count: int | None) -> None:
+    """A file declaring more features than the limit is refused before any is read (reading
+    checks the count again, for formats that declare none)."""
+    limit = Limits.from_env().max_features
+    if count is not None and count > limit:
+        raise refuse(name, f"holds {count:,} features, more than the limit of {limit:,}; split "
+                     f"it, or raise the limit with {env_name('max_features')}")
 
 
 def _pick_layer(name: str, options: list[tuple[str, str, str | None]], layer_name: str | None,
@@ -306,6 +471,7 @@ def _open_parquet(path: Path, geometry_field: str | None) -> Source:
     if column is not None and column not in schema.names:
         raise refuse(name, f"has no column {column!r}; its columns are {', '.join(schema.names)}")
     fields = tuple(n for n in schema.names if n != column)
+    _check_count(name, pf.metadata.num_rows)
     return Source(path=path, reader="parquet", dataset=str(path), layer=None, driver="Parquet",
                   fields=fields, has_geometry=column is not None, crs=crs,
                   feature_count=pf.metadata.num_rows, geometry_column=column,
