@@ -56,6 +56,16 @@ def batches(src: Source, read_geometry: bool, log: ReadLog, batch_size: int = BA
     guard.finish()
 
 
+class _Fids:
+    """Feature ids of a batch, turned into Python strings only for the features named."""
+
+    def __init__(self, col: pa.Array) -> None:
+        self.col = col
+
+    def __getitem__(self, i: int) -> str | None:
+        return self.col[int(i)].as_py()
+
+
 class Guard:
     """Checks every feature read against the limits: the count of features (refused at once,
     so a runaway file is not read to its end), and per feature its vertices, its coordinates
@@ -75,7 +85,7 @@ class Guard:
             raise refuse(self.src.name, f"holds more than {self.limits.max_features:,} "
                          f"features, the limit; split it, or raise the limit with "
                          f"{env_name('max_features')}")
-        fids = batch.column(batch.schema.names.index("_fid")).to_pylist()
+        fids = _Fids(batch.column(batch.schema.names.index("_fid")))
         if "_geom" in batch.schema.names:
             self._geometry(batch.column(batch.schema.names.index("_geom")), fids)
         for name, col in zip(batch.schema.names, batch.columns, strict=True):
@@ -83,7 +93,7 @@ class Guard:
                                                  or pa.types.is_large_string(col.type)):
                 self._attribute(name, col, fids)
 
-    def _geometry(self, wkb: pa.Array, fids: list[str | None]) -> None:
+    def _geometry(self, wkb: pa.Array, fids: _Fids) -> None:
         geoms = _parse(np.asarray(wkb.to_numpy(zero_copy_only=False), dtype=object))
         vertices = shapely.get_num_coordinates(geoms)
         for i in np.flatnonzero(vertices > self.limits.max_vertices):
@@ -104,7 +114,7 @@ class Guard:
             self._add(fids[i], f"has a coordinate ({x:g} {y:g}) that is {_coordinate_fault(x, y)}"
                       f"; the export is broken: fix the feature in a GIS and deliver it again")
 
-    def _attribute(self, name: str, col: pa.Array, fids: list[str | None]) -> None:
+    def _attribute(self, name: str, col: pa.Array, fids: _Fids) -> None:
         try:
             col.validate(full=True)
         except pa.ArrowInvalid:
