@@ -158,25 +158,31 @@ def schema_costs(url: str) -> list[tuple[str, float]]:
             "AND contype IN ('x', 'u')")).scalars().all()
         statement_triggers = conn.execute(sa.text(
             "SELECT tgname FROM pg_trigger WHERE tgrelid = 'core.parcel'::regclass "
-            "AND NOT tgisinternal AND tgname NOT LIKE 'version%'")).scalars().all()
+            "AND NOT tgisinternal AND tgname NOT LIKE 'version%' "
+            "AND tgname NOT LIKE 'references%'")).scalars().all()
     no_triggers = [f"ALTER TABLE core.parcel DISABLE TRIGGER {t}" for t in statement_triggers]
+    no_references = ["ALTER TABLE core.parcel DISABLE TRIGGER references_insert"]
     no_one_version = [f"ALTER TABLE core.parcel DROP CONSTRAINT {c}" for c in one_version]
+    no_versioning = ["ALTER TABLE core.parcel DISABLE TRIGGER version_insert"]
+    no_check = ["ALTER TABLE core.parcel DROP CONSTRAINT ck_parcel_geom_valid"]
     variants = [
         ("core.parcel as it is", []),
         (f"  without the other engineers' triggers ({', '.join(statement_triggers)})",
          no_triggers),
+        ("  ... and without the reference checks (references_insert)",
+         no_triggers + no_references),
         (f"  ... and without the one-version constraint ({', '.join(one_version)})",
-         no_triggers + no_one_version),
+         no_triggers + no_references + no_one_version),
         ("  ... and without the versioning trigger (version_insert)",
-         no_triggers + no_one_version + ["ALTER TABLE core.parcel DISABLE TRIGGER version_insert"]),
-        ("  ... and without the foreign keys",
-         no_triggers + no_one_version + ["ALTER TABLE core.parcel DISABLE TRIGGER version_insert",
-                                         "SET LOCAL session_replication_role = replica"]),
+         no_triggers + no_references + no_one_version + no_versioning),
+        ("  ... and without the geom_valid CHECK (ST_IsValid again)",
+         no_triggers + no_references + no_one_version + no_versioning + no_check),
     ]
     try:
         for label, setup in variants:
             with eng.connect() as conn:
                 tx = conn.begin()
+                conn.execute(sa.text("SET LOCAL jit = off"))  # as in the ingest's functions
                 for stmt in setup:
                     conn.execute(sa.text(stmt))
                 conn.execute(sa.text(
@@ -195,6 +201,7 @@ def schema_costs(url: str) -> list[tuple[str, float]]:
                 out.append((label, t))
         with eng.connect() as conn:
             tx = conn.begin()
+            conn.execute(sa.text("SET LOCAL jit = off"))
             conn.execute(sa.text("CREATE TEMP TABLE plain (LIKE core.parcel)"))
             conn.execute(sa.text("CREATE INDEX ON plain USING gist (geom)"))
             out.append(("a plain table with a GiST index (as ogr2ogr makes)",
