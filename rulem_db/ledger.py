@@ -86,14 +86,23 @@ def _summary(conn: sa.Connection, run_id: int, seconds: float,
         posted=_posted(conn, run_id) if posted else [])
 
 
+def _enqueue(conn: sa.Connection, run_id: int, all: bool) -> None:  # noqa: A002
+    """Queue what this run must recompute beyond what the input triggers queued: every owner
+    (all), or the owners measured as of today when a dated fact took effect since the last
+    run (sql/175): the days passing are a change no trigger sees."""
+    if all:
+        conn.execute(sa.text("SELECT ledger.enqueue_all(:r)"), {"r": run_id})
+    else:
+        conn.execute(sa.text("SELECT ledger.enqueue_dated(:r)"), {"r": run_id})
+
+
 def _recompute_on(conn: sa.Connection, all: bool, chunk: int,
                   with_posted: bool) -> RecomputeSummary:
     """Single worker, in the caller's transaction (nothing is committed here)."""
     start = time.perf_counter()
     run_id = conn.execute(sa.text("SELECT ledger.start_run(:m, 1)"),
                           {"m": "all" if all else "queue"}).scalar_one()
-    if all:
-        conn.execute(sa.text("SELECT ledger.enqueue_all(:r)"), {"r": run_id})
+    _enqueue(conn, run_id, all)
     while conn.execute(sa.text("SELECT ledger.drain(:r, :n)"), {"r": run_id, "n": chunk}
                        ).scalar_one():
         pass
@@ -115,34 +124,29 @@ def recompute(url_or_conn: str | sa.Connection, all: bool = False,  # noqa: A002
     """
     if isinstance(url_or_conn, sa.Connection):
         return _recompute_on(url_or_conn, all, chunk, with_posted)
-    eng = dbmod.engine(url_or_conn, pool_size=max(workers, 1) + 1)
     start = time.perf_counter()
-    try:
-        with eng.connect() as conn:
+    with dbmod.engine_for(url_or_conn, max(workers, 1) + 1) as eng, eng.connect() as conn:
+        with conn.begin():
+            run_id = conn.execute(sa.text("SELECT ledger.start_run(:m, :w)"),
+                                  {"m": "all" if all else "queue", "w": workers}
+                                  ).scalar_one()
+        try:
             with conn.begin():
-                run_id = conn.execute(sa.text("SELECT ledger.start_run(:m, :w)"),
-                                      {"m": "all" if all else "queue", "w": workers}
-                                      ).scalar_one()
-            try:
-                with conn.begin():
-                    if all:
-                        conn.execute(sa.text("SELECT ledger.enqueue_all(:r)"), {"r": run_id})
-                    waiting = conn.execute(sa.text(
-                        "SELECT count(*) FROM ledger.change_queue WHERE processed_at IS NULL")
-                    ).scalar_one()
-                helpers = min(max(workers, 1), -(-waiting // chunk)) - 1
-                _run_workers(eng, conn, run_id, helpers, chunk)
-            except Exception as exc:
-                conn.rollback()
-                with conn.begin():
-                    conn.execute(sa.text("SELECT ledger.finish_run(:r, 'failed', :m)"),
-                                 {"r": run_id, "m": " ".join(str(exc).split())[:500]})
-                raise
+                _enqueue(conn, run_id, all)
+                waiting = conn.execute(sa.text(
+                    "SELECT count(*) FROM ledger.change_queue WHERE processed_at IS NULL")
+                ).scalar_one()
+            helpers = min(max(workers, 1), -(-waiting // chunk)) - 1
+            _run_workers(eng, conn, run_id, helpers, chunk)
+        except Exception as exc:
+            conn.rollback()
             with conn.begin():
-                conn.execute(sa.text("SELECT ledger.finish_run(:r)"), {"r": run_id})
-            return _summary(conn, run_id, time.perf_counter() - start, with_posted)
-    finally:
-        eng.dispose()
+                conn.execute(sa.text("SELECT ledger.finish_run(:r, 'failed', :m)"),
+                             {"r": run_id, "m": " ".join(str(exc).split())[:500]})
+            raise
+        with conn.begin():
+            conn.execute(sa.text("SELECT ledger.finish_run(:r)"), {"r": run_id})
+        return _summary(conn, run_id, time.perf_counter() - start, with_posted)
 
 
 def _run_workers(eng: sa.Engine, conn: sa.Connection, run_id: int, helpers: int,
