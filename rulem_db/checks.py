@@ -35,6 +35,7 @@ class CheckSummary:
     errors: int = 0
     warnings: int = 0
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # how incremental runs went
 
     @property
     def run_id(self) -> int | None:
@@ -43,8 +44,10 @@ class CheckSummary:
 
     def __str__(self) -> str:
         runs = ", ".join(str(r) for r in self.run_ids)
+        notes = "".join(f"; {n}" for n in self.notes)
         return (f"run {runs}: {self.permits} permits checked, {self.findings} findings "
-                f"({self.errors} errors, {self.warnings} warnings) in {self.seconds:.2f} s")
+                f"({self.errors} errors, {self.warnings} warnings){notes} in "
+                f"{self.seconds:.2f} s")
 
 
 @contextmanager
@@ -92,12 +95,14 @@ def _permit(conn: sa.Connection, permit_no: str,
 
 
 def run_checks(url_or_conn: str | sa.Connection, permit_no: str | None = None,
-               plan_area: str | None = None) -> CheckSummary:
+               plan_area: str | None = None, since_last: bool = False) -> CheckSummary:
     """Run every Rule M check and record the run(s).
 
     Every plan area with a CWMP boundary (or the one named), every permit (or the one named).
-    With a URL the run commits on its own; with a connection it joins the caller's
-    transaction.
+    since_last (plan-wide only): evaluate only the permits whose inputs changed since the
+    plan area's latest plan-wide run and carry the rest over (sql/285); when nothing changed,
+    that run stands and no run is recorded. With a URL the run commits on its own; with a
+    connection it joins the caller's transaction.
     """
     started = time.perf_counter()
     summary = CheckSummary()
@@ -111,14 +116,24 @@ def run_checks(url_or_conn: str | sa.Connection, permit_no: str | None = None,
         for pa, pid in targets:
             try:
                 with conn.begin_nested():
-                    run_id = conn.execute(sa.text("SELECT checks.run_checks(:pa, :p)"),
-                                          {"pa": pa, "p": pid}).scalar_one()
+                    base = _latest_plan_wide_run(conn, pa) if since_last and pid is None \
+                        else None
+                    if base is None:
+                        run_id = conn.execute(sa.text("SELECT checks.run_checks(:pa, :p)"),
+                                              {"pa": pa, "p": pid}).scalar_one()
+                    else:
+                        run_id = conn.execute(sa.text(
+                            "SELECT checks.run_checks_since(:pa, :b)"),
+                            {"pa": pa, "b": base}).scalar_one()
             except sa.exc.DBAPIError as exc:
                 message = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
                 raise CheckError(message) from exc
             row = conn.execute(sa.text(
-                "SELECT permit_count, finding_count, error_count, warning_count "
+                "SELECT permit_count, finding_count, error_count, warning_count, base_run_id, "
+                "rechecked_count, rechecked_why ->> 'all' AS why_all "
                 "FROM checks.run WHERE run_id = :r"), {"r": run_id}).one()
+            if since_last and pid is None:
+                summary.notes.append(_incremental_note(run_id, base, row))
             summary.run_ids.append(run_id)
             summary.permits += row.permit_count or 0
             summary.findings += row.finding_count or 0
@@ -127,6 +142,23 @@ def run_checks(url_or_conn: str | sa.Connection, permit_no: str | None = None,
         summary.plan_areas = [code for _, code in areas]
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _incremental_note(run_id: int, base: int | None, row: sa.Row) -> str:
+    """How an incremental check run went, in words."""
+    if run_id == base:
+        return f"nothing the checks read changed since run {base}: its results stand"
+    if row.base_run_id is not None:
+        return (f"{row.rechecked_count} permit(s) evaluated again, the others' results carried "
+                f"over from run {row.base_run_id}")
+    return f"every permit evaluated ({row.why_all or 'no earlier run'})"
+
+
+def _latest_plan_wide_run(conn: sa.Connection, plan_area_id: int) -> int | None:
+    """The plan area's latest finished plan-wide check run, the base of an incremental one."""
+    return conn.execute(sa.text(
+        "SELECT max(run_id) FROM checks.run WHERE plan_area_id = :pa AND permit_id IS NULL "
+        "AND finished_at IS NOT NULL"), {"pa": plan_area_id}).scalar()
 
 
 FINDING_COLUMNS = ("plan_area", "permit_no", "paragraph", "check_code", "severity",

@@ -24,8 +24,30 @@ def _codes(values: tuple[str, ...]) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
 
+def _layer_write(md: sa.MetaData) -> None:
+    """ops.layer_write: one row per statement that wrote a core table (sql/285), so that an
+    incremental check run finds the layers written since the run before in one index scan
+    instead of scanning every layer (revision 0009)."""
+    sa.Table(
+        "layer_write", md,
+        sa.Column("layer_write_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="Statement number."),
+        sa.Column("table_name", sa.Text, nullable=False,
+                  comment="Table written (schema.name)."),
+        sa.Column("written_at", sa.DateTime(timezone=True), nullable=False,
+                  server_default=sa.text("now()"),
+                  comment="Start of the writing transaction (the valid_from of the versions "
+                          "it opened)."),
+        sa.Index("ix_layer_write_written_at", "written_at"),
+        schema="ops",
+        comment="Which core tables were written when (one row per statement): what the "
+                "incremental rule check runs look at first.",
+    )
+
+
 def define(md: sa.MetaData, srid: int) -> None:
     """Add the checks schema's tables to the metadata."""
+    _layer_write(md)
     sa.Table(
         "rule_check", md,
         sa.Column("paragraph", sa.Text, primary_key=True,

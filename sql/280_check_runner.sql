@@ -29,49 +29,80 @@ $$;
 COMMENT ON FUNCTION checks.all_evaluations(integer, bigint) IS
   'Every evaluation of every Rule M check for a plan area (or one permit).';
 
-CREATE OR REPLACE FUNCTION checks.run_checks(p_plan_area_id integer,
-                                             p_permit_id bigint DEFAULT NULL)
-RETURNS bigint LANGUAGE plpgsql VOLATILE SET jit = off AS $$
+-- A run in three steps, shared by the full run (below) and the incremental run (sql/285):
+-- evaluate some permits into a temporary table, record their findings and outcomes, close.
+
+-- Evaluate every check for some permits (NULL: every permit, and the District projects) into
+-- pg_temp.check_evaluation; p_district adds the District projects' evaluations when permits
+-- are named. The five buffer checks start from the same sites: computed once here
+-- (checks.buffer_site reads pg_temp.check_buffer_site while rulem.check_buffer_site says so).
+CREATE OR REPLACE FUNCTION checks.evaluate(p_plan_area_id integer, p_permit_ids bigint[],
+                                           p_district boolean DEFAULT false)
+RETURNS integer LANGUAGE plpgsql VOLATILE SET jit = off AS $$
 DECLARE
-  rid bigint;
-  n_permits integer;
-  n_findings integer;
-  n_errors integer;
-  n_warnings integer;
+  pid bigint;
+  n integer;
 BEGIN
-  PERFORM checks.plan_boundary(p_plan_area_id);  -- refuses a plan area without a boundary
-  IF p_permit_id IS NOT NULL AND NOT EXISTS (
-       SELECT 1 FROM core.permit p WHERE p.permit_id = p_permit_id AND p.valid_to IS NULL
-         AND p.plan_area_id = p_plan_area_id) THEN
-    RAISE EXCEPTION 'permit % is not a current permit of plan area %', p_permit_id,
-      p_plan_area_id USING ERRCODE = 'no_data_found';
-  END IF;
-  INSERT INTO checks.run (plan_area_id, permit_id) VALUES (p_plan_area_id, p_permit_id)
-  RETURNING run_id INTO rid;
-  -- Five buffer checks start from the same sites: compute them once for this run
-  -- (checks.buffer_site reads this table while the setting says it is ready).
   PERFORM set_config('rulem.check_buffer_site', '', true);
   DROP TABLE IF EXISTS pg_temp.check_buffer_site;
-  CREATE TEMP TABLE check_buffer_site AS
-  SELECT p_plan_area_id AS plan_area_id, s.*
-  FROM checks.buffer_site(p_plan_area_id, p_permit_id) s;
-  PERFORM set_config('rulem.check_buffer_site', 'ready', true);
+  DROP TABLE IF EXISTS pg_temp.check_evaluation;
+  CREATE TEMP TABLE check_evaluation (LIKE checks.evaluation) ON COMMIT DROP;
+  IF p_permit_ids IS NULL THEN
+    CREATE TEMP TABLE check_buffer_site ON COMMIT DROP AS
+    SELECT p_plan_area_id AS plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id) s;
+    PERFORM set_config('rulem.check_buffer_site', 'ready', true);
+    INSERT INTO check_evaluation SELECT * FROM checks.all_evaluations(p_plan_area_id);
+  ELSE
+    CREATE TEMP TABLE check_buffer_site ON COMMIT DROP AS
+    SELECT p_plan_area_id AS plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id, NULL) s
+    WITH NO DATA;
+    FOREACH pid IN ARRAY p_permit_ids LOOP
+      INSERT INTO check_buffer_site
+      SELECT p_plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id, pid) s;
+    END LOOP;
+    PERFORM set_config('rulem.check_buffer_site', 'ready', true);
+    FOREACH pid IN ARRAY p_permit_ids LOOP
+      INSERT INTO check_evaluation SELECT * FROM checks.all_evaluations(p_plan_area_id, pid);
+    END LOOP;
+    IF p_district THEN  -- District projects: only the 7(c) checks evaluate them
+      INSERT INTO check_evaluation
+      SELECT * FROM checks.check_replacement(p_plan_area_id) e WHERE e.permit_id IS NULL;
+    END IF;
+  END IF;
+  PERFORM set_config('rulem.check_buffer_site', '', true);
+  DROP TABLE pg_temp.check_buffer_site;
+  SELECT count(*) INTO n FROM check_evaluation;
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION checks.evaluate(integer, bigint[], boolean) IS
+  'Evaluates every check for some permits of a plan area (NULL: all, with the District '
+  'projects) into the temporary table check_evaluation; returns the evaluations.';
 
+-- Record pg_temp.check_evaluation in run p_run_id: failures as findings, one outcome per
+-- permit in scope (p_permit_ids, NULL: every permit the checks look at) and catalogue check,
+-- with the worst evaluation; with p_district the District projects' findings too.
+CREATE OR REPLACE FUNCTION checks.record_evaluations(p_run_id bigint, p_plan_area_id integer,
+                                                     p_permit_ids bigint[],
+                                                     p_district boolean)
+RETURNS void LANGUAGE plpgsql VOLATILE SET jit = off AS $$
+BEGIN  -- plpgsql: the temporary table exists only when it runs
   WITH ev AS MATERIALIZED (
-    SELECT * FROM checks.all_evaluations(p_plan_area_id, p_permit_id)
+    SELECT * FROM pg_temp.check_evaluation e
+    WHERE (e.permit_id IS NULL AND p_district)
+       OR (e.permit_id IS NOT NULL
+           AND (p_permit_ids IS NULL OR e.permit_id = ANY (p_permit_ids)))
   ), f AS (
     INSERT INTO checks.finding (run_id, plan_area_id, paragraph, check_code, severity,
                                 permit_id, parcel_id, feature_id, measured_value, limit_value,
                                 unit, message, geom)
-    SELECT rid, p_plan_area_id, ev.paragraph, ev.check_code, ev.severity, ev.permit_id,
+    SELECT p_run_id, p_plan_area_id, ev.paragraph, ev.check_code, ev.severity, ev.permit_id,
            ev.parcel_id, ev.feature_id, ev.measured_value, ev.limit_value, ev.unit, ev.message,
            ev.geom
     FROM ev WHERE NOT ev.passed
-    RETURNING severity
   ), scope AS (
     SELECT ps.permit_id FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id = ANY (p_permit_ids))
   ), ranked AS (
     -- the worst evaluation of each permit and check: a failure first, then by the measure
     SELECT DISTINCT ON (ev.permit_id, ev.paragraph, ev.check_code) ev.*,
@@ -82,37 +113,104 @@ BEGIN
     ORDER BY ev.permit_id, ev.paragraph, ev.check_code, ev.passed,
              CASE c.worse WHEN 'higher' THEN -ev.measured_value
                           WHEN 'lower' THEN ev.measured_value END NULLS FIRST
-  ), o AS (  -- a data-modifying CTE runs to completion whether read or not
-    INSERT INTO checks.outcome (run_id, plan_area_id, permit_id, paragraph, check_code,
-                                outcome, measured_value, limit_value, unit, evaluated_count,
-                                finding_count, message)
-    SELECT rid, p_plan_area_id, s.permit_id, c.paragraph, c.check_code,
-           CASE WHEN r.n IS NULL THEN 'not_applicable' WHEN r.n_fail > 0 THEN 'fail'
-                ELSE 'pass' END,
-           r.measured_value, r.limit_value, coalesce(r.unit, c.unit), coalesce(r.n, 0),
-           coalesce(r.n_fail, 0), r.message
-    FROM scope s CROSS JOIN checks.rule_check c
-    LEFT JOIN ranked r ON r.permit_id = s.permit_id AND r.paragraph = c.paragraph
-                      AND r.check_code = c.check_code
   )
-  SELECT (SELECT count(DISTINCT permit_id) FROM scope), (SELECT count(*) FROM f),
-         (SELECT count(*) FROM f WHERE severity = 'error'),
-         (SELECT count(*) FROM f WHERE severity = 'warning')
-  INTO n_permits, n_findings, n_errors, n_warnings;
+  INSERT INTO checks.outcome (run_id, plan_area_id, permit_id, paragraph, check_code,
+                              outcome, measured_value, limit_value, unit, evaluated_count,
+                              finding_count, message)
+  SELECT p_run_id, p_plan_area_id, s.permit_id, c.paragraph, c.check_code,
+         CASE WHEN r.n IS NULL THEN 'not_applicable' WHEN r.n_fail > 0 THEN 'fail'
+              ELSE 'pass' END,
+         r.measured_value, r.limit_value, coalesce(r.unit, c.unit), coalesce(r.n, 0),
+         coalesce(r.n_fail, 0), r.message
+  FROM scope s CROSS JOIN checks.rule_check c
+  LEFT JOIN ranked r ON r.permit_id = s.permit_id AND r.paragraph = c.paragraph
+                    AND r.check_code = c.check_code;
+END $$;
+COMMENT ON FUNCTION checks.record_evaluations(bigint, integer, bigint[], boolean) IS
+  'Records the evaluations of pg_temp.check_evaluation in a run: findings for the failures, '
+  'an outcome per permit in scope and catalogue check.';
 
-  PERFORM set_config('rulem.check_buffer_site', '', true);
-  DROP TABLE pg_temp.check_buffer_site;
-  UPDATE checks.run SET finished_at = clock_timestamp(), permit_count = n_permits,
-         finding_count = n_findings, error_count = n_errors, warning_count = n_warnings
-  WHERE run_id = rid;
+-- Close a run with its counts (from what it recorded, carried-over rows included).
+CREATE OR REPLACE FUNCTION checks.finish_run(p_run_id bigint) RETURNS void
+LANGUAGE sql VOLATILE AS $$
+  UPDATE checks.run r SET finished_at = clock_timestamp(),
+         permit_count = (SELECT count(DISTINCT o.permit_id) FROM checks.outcome o
+                         WHERE o.run_id = r.run_id),
+         finding_count = f.n, error_count = f.errors, warning_count = f.warnings
+  FROM (SELECT count(*) AS n, count(*) FILTER (WHERE severity = 'error') AS errors,
+               count(*) FILTER (WHERE severity = 'warning') AS warnings
+        FROM checks.finding WHERE run_id = p_run_id) f
+  WHERE r.run_id = p_run_id
+$$;
+COMMENT ON FUNCTION checks.finish_run(bigint) IS
+  'Closes a check run with its permit, finding, error and warning counts.';
+
+-- The start of the oldest transaction open in this database now (ours included): a row it
+-- writes carries a valid_from no earlier than this, and it may commit after a run that starts
+-- now has taken its snapshot. An incremental run looks for changes from this time on.
+-- SECURITY DEFINER: other sessions' transaction starts are visible to the statistics roles.
+CREATE OR REPLACE FUNCTION checks.oldest_open_transaction() RETURNS timestamptz
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT least(min(a.xact_start), now()) FROM pg_stat_activity a
+  WHERE a.datname = current_database() AND a.xact_start IS NOT NULL
+$$;
+COMMENT ON FUNCTION checks.oldest_open_transaction() IS
+  'Start of the oldest open transaction of this database (now() when none is older).';
+
+CREATE OR REPLACE FUNCTION checks.start_run(p_plan_area_id integer, p_permit_id bigint,
+                                            p_base_run_id bigint DEFAULT NULL,
+                                            p_why jsonb DEFAULT NULL)
+RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  rid bigint;
+BEGIN
+  PERFORM checks.plan_boundary(p_plan_area_id);  -- refuses a plan area without a boundary
+  IF p_permit_id IS NOT NULL AND NOT EXISTS (
+       SELECT 1 FROM core.permit p WHERE p.permit_id = p_permit_id AND p.valid_to IS NULL
+         AND p.plan_area_id = p_plan_area_id) THEN
+    RAISE EXCEPTION 'permit % is not a current permit of plan area %', p_permit_id,
+      p_plan_area_id USING ERRCODE = 'no_data_found';
+  END IF;
+  INSERT INTO checks.run (plan_area_id, permit_id, base_run_id, changes_since, rechecked_why)
+  VALUES (p_plan_area_id, p_permit_id, p_base_run_id, checks.oldest_open_transaction(), p_why)
+  RETURNING run_id INTO rid;
   RETURN rid;
 END $$;
-COMMENT ON FUNCTION checks.run_checks(integer, bigint) IS
-  'Runs every Rule M check for a plan area (or one permit), records the run, its findings and '
-  'an outcome per permit and check; returns the run id.';
+COMMENT ON FUNCTION checks.start_run(integer, bigint, bigint, jsonb) IS
+  'Opens a check run (checks the plan area has a boundary and the permit is current).';
 
+DROP FUNCTION IF EXISTS checks.run_checks(integer, bigint);  -- before p_why was added
+CREATE OR REPLACE FUNCTION checks.run_checks(p_plan_area_id integer,
+                                             p_permit_id bigint DEFAULT NULL,
+                                             p_why jsonb DEFAULT NULL)
+RETURNS bigint LANGUAGE plpgsql VOLATILE SET jit = off AS $$
+DECLARE
+  rid bigint;
+  ids bigint[] := CASE WHEN p_permit_id IS NULL THEN NULL ELSE ARRAY[p_permit_id] END;
+BEGIN
+  rid := checks.start_run(p_plan_area_id, p_permit_id, NULL, p_why);
+  PERFORM checks.evaluate(p_plan_area_id, ids);
+  PERFORM checks.record_evaluations(rid, p_plan_area_id, ids, p_permit_id IS NULL);
+  DROP TABLE pg_temp.check_evaluation;
+  UPDATE checks.run SET rechecked_count = (SELECT count(DISTINCT o.permit_id)
+                                           FROM checks.outcome o WHERE o.run_id = rid)
+  WHERE run_id = rid;
+  PERFORM checks.finish_run(rid);
+  RETURN rid;
+END $$;
+COMMENT ON FUNCTION checks.run_checks(integer, bigint, jsonb) IS
+  'Runs every Rule M check for a plan area (or one permit), records the run, its findings and '
+  'an outcome per permit and check; returns the run id. p_why says why a full run was made.';
+
+REVOKE ALL ON FUNCTION checks.evaluate(integer, bigint[], boolean),
+  checks.record_evaluations(bigint, integer, bigint[], boolean), checks.finish_run(bigint),
+  checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
+  checks.run_checks(integer, bigint, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION checks.all_evaluations(integer, bigint),
-  checks.run_checks(integer, bigint) TO rulem_etl;
+  checks.evaluate(integer, bigint[], boolean),
+  checks.record_evaluations(bigint, integer, bigint[], boolean), checks.finish_run(bigint),
+  checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
+  checks.run_checks(integer, bigint, jsonb) TO rulem_etl;
 GRANT SELECT, INSERT ON checks.run, checks.finding, checks.outcome TO rulem_etl;
 GRANT UPDATE ON checks.run TO rulem_etl;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA checks TO rulem_etl;

@@ -1,7 +1,11 @@
 """Incremental check runs: a nightly run evaluates only the permits whose inputs changed and
 carries the other permits' findings and outcomes over from the run before (sql/285). The run
 records which run it built on, how many permits it evaluated and why, and from when the next
-run must look for changes.
+run must look for changes; a reconciliation run that saw the same balances or findings as the
+run before refers to that run's snapshot instead of copying it; ops.layer_write logs which core tables each statement wrote, so the
+next run finds them without scanning every layer. The downgrade drops sql/285's triggers with
+the table and forgets that sql/285 and later files were applied, so an upgrade re-creates
+them.
 
 Revision ID: 0009
 Revises: 0008
@@ -20,6 +24,22 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    op.create_table(
+        "layer_write",
+        sa.Column("layer_write_id", sa.BigInteger(), sa.Identity(always=False), nullable=False,
+                  comment="Statement number."),
+        sa.Column("table_name", sa.Text(), nullable=False,
+                  comment="Table written (schema.name)."),
+        sa.Column("written_at", sa.DateTime(timezone=True), server_default=sa.text("now()"),
+                  nullable=False,
+                  comment="Start of the writing transaction (the valid_from of the versions it "
+                          "opened)."),
+        sa.PrimaryKeyConstraint("layer_write_id", name=op.f("pk_layer_write")),
+        schema="ops",
+        comment="Which core tables were written when (one row per statement): what the "
+                "incremental rule check runs look at first.")
+    op.create_index(op.f("ix_layer_write_written_at"), "layer_write", ["written_at"],
+                    unique=False, schema="ops")
     op.add_column("run", sa.Column(
         "base_run_id", sa.BigInteger(), nullable=True,
         comment="Run whose results were carried over for the permits no change touched (an "
@@ -41,7 +61,32 @@ def upgrade() -> None:
                 "changed layers and dates."), schema="checks")
 
 
+    op.add_column("run", sa.Column(
+        "balance_state", postgresql.JSONB(astext_type=sa.Text()), nullable=True,
+        comment="Fingerprint of what the parcel balances were read from: current parcels "
+                "(count, newest version) and the newest ledger entry of the plan area. Equal "
+                "fingerprints mean equal balances."), schema="ops")
+    for column, what in (("parcels_seen_in_run_id",
+                          "Run whose ops.run_parcel_balance rows hold the balances this run "
+                          "saw, when they had not changed (no copy kept); NULL: its own rows."),
+                         ("findings_seen_in_run_id",
+                          "Run whose ops.run_finding rows hold the findings this run saw, when "
+                          "its check run was the same (no copy kept); NULL: its own rows.")):
+        op.add_column("run", sa.Column(column, sa.BigInteger(), nullable=True, comment=what),
+                      schema="ops")
+        op.create_foreign_key(op.f(f"fk_run_{column}"), "run", "run", [column], ["run_id"],
+                              source_schema="ops", referent_schema="ops")
+
+
 def downgrade() -> None:
+    for column in ("findings_seen_in_run_id", "parcels_seen_in_run_id"):
+        op.drop_constraint(op.f(f"fk_run_{column}"), "run", schema="ops", type_="foreignkey")
+        op.drop_column("run", column, schema="ops")
+    op.drop_column("run", "balance_state", schema="ops")
+    op.execute("DROP FUNCTION IF EXISTS ops.log_layer_write() CASCADE")  # sql/285's triggers
+    op.execute("DELETE FROM ops.sql_applied WHERE file_name >= '285'")
+    op.drop_index(op.f("ix_layer_write_written_at"), table_name="layer_write", schema="ops")
+    op.drop_table("layer_write", schema="ops")
     op.drop_column("run", "rechecked_why", schema="checks")
     op.drop_column("run", "changes_since", schema="checks")
     op.drop_column("run", "rechecked_count", schema="checks")
