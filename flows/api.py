@@ -64,8 +64,9 @@ class RecomputeOutcome:
     text: str
 
 
-def recompute(url: str, full: bool = True) -> RecomputeOutcome:
-    """Bring the ledger up to date (rulem_db.ledger.recompute; full=True queues every owner)."""
+def recompute(url: str, full: bool = False) -> RecomputeOutcome:
+    """Bring the ledger up to date (rulem_db.ledger.recompute): the change queue, plus the
+    owners measured as of today when a dated fact took effect; full=True queues every owner."""
     from rulem_db import ledger
 
     summary = ledger.recompute(url, all=full)
@@ -81,10 +82,11 @@ class ChecksOutcome:
     text: str
 
 
-def run_checks(url: str, plan_area: str) -> ChecksOutcome:
-    """Run every rule check for every permit of the plan area (rulem_db.checks.run_checks,
-    which records the run, its findings and the outcome per permit and check)."""
+def run_checks(url: str, plan_area: str, full: bool = False) -> ChecksOutcome:
+    """Run the rule checks of the plan area (rulem_db.checks.run_checks, which records the run,
+    its findings and the outcome per permit and check): only the permits whose inputs changed
+    since the last plan-wide run, the others carried over; full=True evaluates every permit."""
     from rulem_db import checks
 
-    summary = checks.run_checks(url, plan_area=plan_area)
+    summary = checks.run_checks(url, plan_area=plan_area, since_last=not full)
     return ChecksOutcome(summary.run_id, summary.findings, str(summary))

@@ -43,6 +43,7 @@ from flows.tasks import (
     write_report,
 )
 from rulem_db import config
+from rulem_db import db as dbmod
 
 DEFAULT_REPORTS = Path("reports")
 _DATABASE_URL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -193,14 +194,17 @@ def ingest_inbox(inbox: str, plan_area: str | None = None, archive: str | None =
 
 @flow(name="nightly_reconciliation", log_prints=True)
 def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_REPORTS),
-                           plan_area: str | None = None, full_recompute: bool = True,
+                           plan_area: str | None = None, full_recompute: bool = False,
                            settle_seconds: float = 0.0, archive: str | None = None,
                            quarantine: str | None = None,
                            started_via: str = "schedule") -> RunSummary:
     """Ingest, recompute, check, compare with the previous run, report.
 
-    full_recompute (default): recompute every permit, not only the change queue, because
-    some inputs change with time alone (an undecided permit's baseline date is today).
+    By default only what changed is recomputed and checked: the ledger drains its change queue
+    (plus the owners measured as of today when a dated fact took effect, sql/175) and the
+    checks evaluate the permits whose inputs changed, carrying the others over (sql/285).
+    full_recompute=True recomputes every owner and checks every permit (the result is the
+    same; use it after restoring a backup or to prove that it is).
     """
     url = _url()
     plan = runs.plan_area(url, plan_area)
@@ -213,7 +217,7 @@ def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_
             files = ingest_items(url, plan, run_id, places, settle_seconds) if places else []
             ledger = call(recompute_ledger, url, full_recompute)
             _log(f"recompute: {ledger.text}")
-            checks = call(run_rule_checks, url, plan.code)
+            checks = call(run_rule_checks, url, plan.code, full_recompute)
             _log(f"checks: run {checks.check_run_id}, {checks.findings} findings")
             call(compare_with_previous_run, url, run_id, ledger.ledger_run_id,
                  checks.check_run_id)
@@ -310,19 +314,21 @@ def prefect_configured() -> bool:
 def reconcile_now(url: str, inbox: Path | None = None, reports: Path | None = None,
                   plan_area: str | None = None, started_via: str = "api",
                   use_prefect: bool | None = None, archive: Path | None = None,
-                  quarantine: Path | None = None) -> RunSummary:
+                  quarantine: Path | None = None, full: bool = False) -> RunSummary:
     """Run the nightly reconciliation once, now, and return its summary.
 
     use_prefect: None runs it through Prefect when a server is configured (PREFECT_API_URL), so
     it shows in the UI, and directly otherwise (no 30-second ephemeral server for a demo);
-    the steps, retries and results are the same either way.
+    the steps, retries and results are the same either way. full: recompute every owner and
+    check every permit instead of only what changed.
     """
     use = prefect_configured() if use_prefect is None else use_prefect
     params = {"inbox": str(inbox) if inbox else None,
               "reports": str(reports or DEFAULT_REPORTS), "plan_area": plan_area,
               "started_via": started_via, "archive": str(archive) if archive else None,
-              "quarantine": str(quarantine) if quarantine else None}
-    with database(url):
+              "quarantine": str(quarantine) if quarantine else None,
+              "full_recompute": full}
+    with database(url), dbmod.reusing_connections():
         if use:
             return nightly_reconciliation(**params)
         return nightly_reconciliation.fn(**params)

@@ -81,15 +81,15 @@ def ingest_file(url: str, plan_area: str, item: inbox.InboxItem, places: Places,
 
 
 @task(name="recompute ledger", **TASK_OPTIONS)
-def recompute_ledger(url: str, full: bool = True) -> api.RecomputeOutcome:
+def recompute_ledger(url: str, full: bool = False) -> api.RecomputeOutcome:
     """Post to the ledger what the inputs now imply (nothing when nothing changed)."""
     return api.recompute(url, full=full)
 
 
 @task(name="run rule checks", **TASK_OPTIONS)
-def run_rule_checks(url: str, plan_area: str) -> api.ChecksOutcome:
-    """Run every Rule M check for every permit."""
-    return api.run_checks(url, plan_area)
+def run_rule_checks(url: str, plan_area: str, full: bool = False) -> api.ChecksOutcome:
+    """Run the Rule M checks: the permits whose inputs changed (every permit when full)."""
+    return api.run_checks(url, plan_area, full)
 
 
 @task(name="compare with previous run", **TASK_OPTIONS)

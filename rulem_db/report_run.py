@@ -9,7 +9,9 @@ Written to `<reports>/<date>-run-<id>/`:
 - `findings.gpkg`: the run's findings with their geometry (one layer per geometry type:
   finding_area, finding_line, finding_point; findings without a place in finding_list);
 - `balance_map.png`, `changes_map.png`: the pictures of the page, for slides and e-mail;
-and `<reports>/index.html`, every run's report, newest first.
+and `<reports>/index.html`, every run's report, newest first. A run that changed nothing (the
+same balances and findings as the run before) gets only `index.html`: the headline, the plan
+totals, its inbox files and a link to the last full report, which shows what it saw.
 
 Everything is read back from the database (ops.run and its snapshots, pub.parcel_balance,
 pub.permit_balance, checks.finding); nothing is computed here but layout.
@@ -21,16 +23,16 @@ import csv
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-import geopandas as gpd
-import pandas as pd
 import sqlalchemy as sa
 
 from rulem_db import db as dbmod
 from rulem_db import report_html as h
-from rulem_db.report_map import balance_map
+
+if TYPE_CHECKING:  # geopandas, pandas and matplotlib load only for a full report (1-2 s)
+    import geopandas as gpd
 
 MAX_ROWS = 400  # long lists are cut in the page; the CSV and the GeoPackage hold them all
 TZ = "America/Chicago"  # the District's clock: folder names and times in the page
@@ -71,9 +73,9 @@ class _Data:
     parcel_changes: list[dict[str, Any]]
     findings: list[dict[str, Any]]
     permits: list[dict[str, Any]]
-    parcels: gpd.GeoDataFrame
-    finding_geo: gpd.GeoDataFrame
-    outline: gpd.GeoDataFrame
+    parcels: gpd.GeoDataFrame | None
+    finding_geo: gpd.GeoDataFrame | None
+    outline: gpd.GeoDataFrame | None
 
 
 def _rows(conn: sa.Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
@@ -81,6 +83,8 @@ def _rows(conn: sa.Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
 
 
 def _read(conn: sa.Connection, run_id: int) -> _Data:
+    import geopandas as gpd
+
     run = _rows(conn, "SELECT r.*, pa.code AS plan_code, pa.name AS plan_name FROM ops.run r "
                 "JOIN core.plan_area pa USING (plan_area_id) WHERE r.run_id = :r", r=run_id)[0]
     previous = None
@@ -108,7 +112,8 @@ def _read(conn: sa.Connection, run_id: int) -> _Data:
                     r=run_id),
         finding_changes=_rows(conn, "SELECT * FROM ops.run_finding_change(:r)", r=run_id),
         parcel_changes=_rows(conn, "SELECT * FROM ops.run_parcel_change(:r)", r=run_id),
-        findings=_rows(conn, "SELECT * FROM ops.run_finding WHERE run_id = :r "
+        findings=_rows(conn, "SELECT * FROM ops.run_finding "
+                       "WHERE run_id = ops.findings_seen_in(:r) "
                        "ORDER BY permit_no, paragraph, check_code, finding_key", r=run_id),
         permits=_rows(conn, "SELECT permit_no, permit_status, impact_acres, required_acres, "
                       "credit_acres, transfer_in_acres, transfer_out_acres, "
@@ -129,9 +134,20 @@ def _local(when: dt.datetime) -> dt.datetime:
 
 def write_run_report(url: str, run_id: int, reports: Path, status: str,
                      message: str) -> RunReport:
-    """Write the report of a run (status and message as the run will be closed with)."""
+    """Write the report of a run (status and message as the run will be closed with).
+
+    A run that saw exactly what the run before saw (nothing loaded, posted or found anew)
+    gets a short page that says so and links the last full report, whose balances, findings,
+    maps and files are this run's too: rendering 100,000 parcels again to draw the same map
+    would make a quiet night as long as a busy one.
+    """
     with dbmod.connect(url) as conn:
+        same = _same_report(conn, run_id, status)
+        if same is not None:
+            return _write_same_report(conn, run_id, reports, status, message, same)
         data = _read(conn, run_id)
+    from rulem_db.report_map import balance_map
+
     folder = folder_for(reports, data.run)
     folder.mkdir(parents=True, exist_ok=True)
     changed_ids = {int(r["parcel_id"]) for r in data.parcel_changes}
@@ -157,20 +173,85 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
     return RunReport(folder, html_path, parcel_csv, gpkg, balance_png, changes_png)
 
 
+def _same_report(conn: sa.Connection, run_id: int, status: str) -> Path | None:
+    """The folder of the full report that shows what this run saw, when nothing changed and
+    that report is still there; None when this run needs its own."""
+    row = conn.execute(sa.text(
+        "SELECT r.changed, r.previous_run_id, s.report_path FROM ops.run r "
+        "JOIN ops.run s ON s.run_id = greatest(r.parcels_seen_in_run_id, "
+        "r.findings_seen_in_run_id) "
+        "WHERE r.run_id = :r AND r.parcels_seen_in_run_id IS NOT NULL "
+        "AND r.findings_seen_in_run_id IS NOT NULL"), {"r": run_id}).first()
+    if status == "failed" or row is None or row.changed or not row.report_path:
+        return None
+    folder = Path(row.report_path)
+    return folder if (folder / "index.html").is_file() and \
+        (folder / "balance_map.png").is_file() else None
+
+
+def _write_same_report(conn: sa.Connection, run_id: int, reports: Path, status: str,
+                       message: str, same: Path) -> RunReport:
+    """The short page of a run that changed nothing (see write_run_report)."""
+    run = _rows(conn, "SELECT r.*, pa.code AS plan_code, pa.name AS plan_name FROM ops.run r "
+                "JOIN core.plan_area pa USING (plan_area_id) WHERE r.run_id = :r",
+                r=run_id)[0]
+    previous = _rows(conn, "SELECT * FROM ops.run WHERE run_id = :r",
+                     r=run["previous_run_id"])[0]
+    files = _rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
+                  r=run_id)
+    data = _Data(run=run, previous=previous, files=files, finding_changes=[],
+                 parcel_changes=[], findings=[], permits=[], parcels=None,
+                 finding_geo=None, outline=None)
+    folder = folder_for(reports, run)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        link = Path("..") / same.relative_to(Path(reports).resolve())
+    except ValueError:  # the full report is in another reports folder
+        link = same
+    day = _local(run["started_at"]).date().isoformat()
+    body = "".join([
+        _headline(data, status),
+        '<div class="grid"><div>', "<h2>Run</h2>", _run_facts(data, status, message),
+        "</div><div>", "<h2>Plan totals (acres)</h2>", _plan_table(data), "</div></div>",
+        "<h2>Balances, findings and maps</h2>",
+        f'<p>The same as in <a href="{h.esc(str(link))}/index.html">the report of '
+        f"{h.esc(same.name)}</a>: its balance map, balance and finding tables, "
+        f'<a href="{h.esc(str(link))}/parcel_balance.csv">parcel_balance.csv</a> and '
+        f'<a href="{h.esc(str(link))}/findings.gpkg">findings.gpkg</a> are what this run '
+        "saw.</p>",
+        "<h2>Inbox</h2>", _files(data),
+        f'<p class="note">In the database: <code>SELECT * FROM pub.reconciliation_run WHERE '
+        f"run_id = {run_id}</code>.</p>",
+    ])
+    html_path = folder / "index.html"
+    html_path.write_text(h.page(f"Rule M nightly reconciliation: {run['plan_name']}",
+                                f"Run {run_id} of {day}, plan area {run['plan_code']}", body),
+                         encoding="utf-8")
+    write_index_with(conn, Path(reports), {run_id: (status, message)})
+    return RunReport(folder, html_path, same / "parcel_balance.csv", same / "findings.gpkg",
+                     same / "balance_map.png", None)
+
+
 def write_index(url: str, reports: Path, pending: dict[int, tuple[str, str]]) -> Path:
     """`<reports>/index.html`: every run's report in the folder, newest first, so the
     morning's page is one click from the folder staff bookmark."""
+    with dbmod.connect(url) as conn:
+        return write_index_with(conn, reports, pending)
+
+
+def write_index_with(conn: sa.Connection, reports: Path,
+                     pending: dict[int, tuple[str, str]]) -> Path:
+    """write_index on an open connection."""
     folders = {}
     for path in Path(reports).glob("*-run-*/index.html"):
         try:
             folders[int(path.parent.name.rsplit("-run-", 1)[1])] = path.parent.name
         except ValueError:
             continue
-    with dbmod.connect(url) as conn:
-        rows = {r.run_id: r for r in conn.execute(sa.text(
-            "SELECT run_id, plan_area, status, started_at, changed, message "
-            "FROM pub.reconciliation_run WHERE run_id = ANY(:ids)"),
-            {"ids": list(folders)})}
+    rows = {r.run_id: r for r in conn.execute(sa.text(
+        "SELECT run_id, plan_area, status, started_at, changed, message "
+        "FROM pub.reconciliation_run WHERE run_id = ANY(:ids)"),
+        {"ids": list(folders)})}
     lines = []
     for run_id in sorted(folders, reverse=True):
         r = rows.get(run_id)
@@ -189,6 +270,8 @@ def write_index(url: str, reports: Path, pending: dict[int, tuple[str, str]]) ->
 
 
 def _write_parcel_csv(path: Path, parcels: gpd.GeoDataFrame, changed: set[int]) -> Path:
+    import pandas as pd
+
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow([*PARCEL_COLUMNS, "changed_since_previous_run"])
@@ -200,6 +283,7 @@ def _write_parcel_csv(path: Path, parcels: gpd.GeoDataFrame, changed: set[int]) 
 
 def _write_findings_gpkg(path: Path, findings: gpd.GeoDataFrame) -> Path:
     """One layer per geometry type (what every GIS reads), plus findings without a place."""
+    import pandas as pd
     import pyogrio
 
     path.unlink(missing_ok=True)

@@ -77,6 +77,17 @@ def _run(md: sa.MetaData) -> None:
         sa.Column("changes", pg.JSONB,
                   comment="What changed, for the report: counts, plan totals before and after."),
         sa.Column("report_path", sa.Text, comment="Folder of the run's report (index.html)."),
+        # Revision 0009: a run that saw what the run before saw keeps no copy of it.
+        sa.Column("balance_state", pg.JSONB,
+                  comment="Fingerprint of what the parcel balances were read from: current "
+                          "parcels (count, newest version) and the newest ledger entry of the "
+                          "plan area. Equal fingerprints mean equal balances."),
+        sa.Column("parcels_seen_in_run_id", sa.BigInteger, sa.ForeignKey("ops.run.run_id"),
+                  comment="Run whose ops.run_parcel_balance rows hold the balances this run "
+                          "saw, when they had not changed (no copy kept); NULL: its own rows."),
+        sa.Column("findings_seen_in_run_id", sa.BigInteger, sa.ForeignKey("ops.run.run_id"),
+                  comment="Run whose ops.run_finding rows hold the findings this run saw, "
+                          "when its check run was the same (no copy kept); NULL: its own rows."),
         sa.Column("message", sa.Text, comment="Outcome in one line (the error when failed)."),
         sa.CheckConstraint(f"status IN ({_codes(RUN_STATUS)})", name="status_code"),
         sa.CheckConstraint(f"flow IN ({_codes(RUN_FLOWS)})", name="flow_code"),

@@ -131,27 +131,74 @@ COMMENT ON FUNCTION ops.finish_run(bigint, text, text, text) IS
 -- ---------------------------------------------------------------------------------------------
 -- What a run saw, and what changed since the run before.
 -- ---------------------------------------------------------------------------------------------
+-- What the parcel balances of a plan area are read from, as a fingerprint: how many statements
+-- have written core.parcel (ops.layer_write, sql/285: any new, changed, retired or reinstated
+-- parcel adds one) and how many ledger entries the plan area has (the ledger is append-only).
+-- Counts, not the newest ids: a transaction that commits after a later one would leave the
+-- newest id unchanged, never the count. Equal fingerprints, equal pub.parcel_balance rows.
+CREATE OR REPLACE FUNCTION ops.balance_state(p_plan_area_id integer) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object(
+    'parcel_writes', (SELECT count(*) FROM ops.layer_write w
+                      WHERE w.table_name = 'core.parcel'),
+    'entries', (SELECT count(*) FROM ledger.entry e WHERE e.plan_area_id = p_plan_area_id))
+$$;
+COMMENT ON FUNCTION ops.balance_state(integer) IS
+  'Fingerprint of what a plan area''s parcel balances are computed from: statements that '
+  'wrote core.parcel, ledger entries of the plan area.';
+
+-- The runs whose snapshot rows hold what a run saw (itself, or the run it saw the same as).
+CREATE OR REPLACE FUNCTION ops.parcels_seen_in(p_run_id bigint) RETURNS bigint
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(r.parcels_seen_in_run_id, r.run_id) FROM ops.run r WHERE r.run_id = p_run_id
+$$;
+CREATE OR REPLACE FUNCTION ops.findings_seen_in(p_run_id bigint) RETURNS bigint
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(r.findings_seen_in_run_id, r.run_id) FROM ops.run r WHERE r.run_id = p_run_id
+$$;
+COMMENT ON FUNCTION ops.parcels_seen_in(bigint) IS
+  'Run whose ops.run_parcel_balance rows hold the balances a run saw.';
+COMMENT ON FUNCTION ops.findings_seen_in(bigint) IS
+  'Run whose ops.run_finding rows hold the findings a run saw.';
+
 CREATE OR REPLACE FUNCTION ops.snapshot_run(p_run_id bigint, p_ledger_run_id bigint,
                                             p_check_run_id bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   v_plan integer;
+  v_prev ops.run;
+  v_state jsonb;
 BEGIN
   SELECT plan_area_id INTO v_plan FROM ops.run WHERE run_id = p_run_id;
-  UPDATE ops.run SET ledger_run_id = p_ledger_run_id, check_run_id = p_check_run_id
+  SELECT p.* INTO v_prev FROM ops.run r JOIN ops.run p ON p.run_id = r.previous_run_id
+  WHERE r.run_id = p_run_id;
+  v_state := ops.balance_state(v_plan);
+  UPDATE ops.run SET ledger_run_id = p_ledger_run_id, check_run_id = p_check_run_id,
+         balance_state = v_state, parcels_seen_in_run_id = NULL,
+         findings_seen_in_run_id = NULL
    WHERE run_id = p_run_id;
   DELETE FROM ops.run_parcel_balance WHERE run_id = p_run_id;
   DELETE FROM ops.run_finding WHERE run_id = p_run_id;
 
+  -- The same as the run before (a quiet night): refer to its rows instead of copying them.
+  IF v_prev.balance_state = v_state THEN
+    UPDATE ops.run SET parcels_seen_in_run_id = ops.parcels_seen_in(v_prev.run_id)
+     WHERE run_id = p_run_id;
+  ELSE
   INSERT INTO ops.run_parcel_balance (run_id, parcel_id, pin, impact_acres, required_acres,
                                       credit_acres, credit_proposed_acres, credit_hosted_acres,
                                       balance_acres, status)
   SELECT p_run_id, b.parcel_id, b.pin, b.impact_acres, b.required_acres, b.credit_acres,
          b.credit_proposed_acres, b.credit_hosted_acres, b.balance_acres, b.status
   FROM pub.parcel_balance b
-  JOIN core.feature f ON f.feature_id = b.parcel_id AND f.plan_area_id = v_plan
-  WHERE b.status IS DISTINCT FROM 'none';
+  WHERE b.plan_area_id = v_plan AND b.status IS DISTINCT FROM 'none';
+  END IF;
 
+  IF v_prev.check_run_id = p_check_run_id THEN  -- the checks found nothing to look at again
+    UPDATE ops.run SET findings_seen_in_run_id = ops.findings_seen_in(v_prev.run_id)
+     WHERE run_id = p_run_id;
+    RETURN;
+  END IF;
   INSERT INTO ops.run_finding (run_id, finding_key, finding_id, paragraph, check_code, severity,
                                permit_no, pin, measured_value, limit_value, unit, message)
   SELECT p_run_id,
@@ -175,16 +222,21 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION ops.snapshot_run(bigint, bigint, bigint) IS
   'Keeps what a run saw: the parcel balances (pub.parcel_balance, parcels with impact or '
-  'credit) and the findings of its check run, each with a key that identifies it across runs.';
+  'credit) and the findings of its check run, each with a key that identifies it across runs; '
+  'when either is what the run before saw, a reference to that run''s rows instead.';
 
 CREATE OR REPLACE FUNCTION ops.run_finding_change(p_run_id bigint)
 RETURNS TABLE (change text, finding_key text, paragraph text, check_code text, severity text,
                permit_no text, pin text, measured_value numeric, limit_value numeric,
                unit text, message text)
 LANGUAGE sql STABLE AS $$
-  WITH cur AS (SELECT * FROM ops.run_finding WHERE run_id = p_run_id),
-  prev AS (SELECT f.* FROM ops.run_finding f
-           JOIN ops.run r ON r.previous_run_id = f.run_id WHERE r.run_id = p_run_id)
+  WITH src AS (  -- the rows each run saw; the same rows: nothing changed
+    SELECT ops.findings_seen_in(r.run_id) AS cur, ops.findings_seen_in(r.previous_run_id) AS prev
+    FROM ops.run r WHERE r.run_id = p_run_id),
+  cur AS (SELECT f.* FROM ops.run_finding f, src
+          WHERE f.run_id = src.cur AND src.cur IS DISTINCT FROM src.prev),
+  prev AS (SELECT f.* FROM ops.run_finding f, src
+           WHERE f.run_id = src.prev AND src.cur IS DISTINCT FROM src.prev)
   SELECT 'new', c.finding_key, c.paragraph, c.check_code, c.severity, c.permit_no, c.pin,
          c.measured_value, c.limit_value, c.unit, c.message
   FROM cur c WHERE NOT EXISTS (SELECT 1 FROM prev p WHERE p.finding_key = c.finding_key)
@@ -214,9 +266,13 @@ RETURNS TABLE (parcel_id bigint, pin text, status_before text, status_after text
                credit_after numeric, balance_before numeric, balance_after numeric,
                balance_change numeric)
 LANGUAGE sql STABLE AS $$
-  WITH cur AS (SELECT * FROM ops.run_parcel_balance WHERE run_id = p_run_id),
-  prev AS (SELECT b.* FROM ops.run_parcel_balance b
-           JOIN ops.run r ON r.previous_run_id = b.run_id WHERE r.run_id = p_run_id)
+  WITH src AS (  -- the rows each run saw; the same rows: nothing changed
+    SELECT ops.parcels_seen_in(r.run_id) AS cur, ops.parcels_seen_in(r.previous_run_id) AS prev
+    FROM ops.run r WHERE r.run_id = p_run_id),
+  cur AS (SELECT b.* FROM ops.run_parcel_balance b, src
+          WHERE b.run_id = src.cur AND src.cur IS DISTINCT FROM src.prev),
+  prev AS (SELECT b.* FROM ops.run_parcel_balance b, src
+           WHERE b.run_id = src.prev AND src.cur IS DISTINCT FROM src.prev)
   SELECT coalesce(c.parcel_id, p.parcel_id), coalesce(c.pin, p.pin),
          coalesce(p.status, 'none'), coalesce(c.status, 'none'),
          coalesce(p.required_acres, 0), coalesce(c.required_acres, 0),
@@ -272,7 +328,8 @@ BEGIN
          count(*) FILTER (WHERE change = 'changed')
     INTO v_new, v_resolved, v_moved FROM ops.run_finding_change(p_run_id);
   SELECT count(*) INTO v_parcels FROM ops.run_parcel_change(p_run_id);
-  SELECT count(*) INTO v_findings FROM ops.run_finding WHERE run_id = p_run_id;
+  SELECT count(*) INTO v_findings FROM ops.run_finding
+  WHERE run_id = ops.findings_seen_in(p_run_id);
   SELECT count(*) INTO v_files FROM ops.run_file WHERE run_id = p_run_id AND outcome = 'loaded';
   UPDATE ops.run r
      SET files_loaded = f.loaded, files_duplicate = f.duplicate,
@@ -384,7 +441,8 @@ REVOKE ALL ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(intege
   ops.record_run_file(bigint, text, text, text, text, bigint, text, text),
   ops.finish_run(bigint, text, text, text), ops.snapshot_run(bigint, bigint, bigint),
   ops.run_finding_change(bigint), ops.run_parcel_change(bigint), ops.summarize_run(bigint),
-  ops.plan_figures(jsonb)
+  ops.plan_figures(jsonb), ops.balance_state(integer), ops.parcels_seen_in(bigint),
+  ops.findings_seen_in(bigint)
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(integer),
   ops.release_reconcile_lock(integer), ops.reconcile_lock_holder(integer),
@@ -392,7 +450,8 @@ GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(int
   ops.record_run_file(bigint, text, text, text, text, bigint, text, text),
   ops.finish_run(bigint, text, text, text), ops.snapshot_run(bigint, bigint, bigint),
   ops.run_finding_change(bigint), ops.run_parcel_change(bigint), ops.summarize_run(bigint),
-  ops.plan_figures(jsonb)
+  ops.plan_figures(jsonb), ops.balance_state(integer), ops.parcels_seen_in(bigint),
+  ops.findings_seen_in(bigint)
   TO rulem_etl;
 GRANT SELECT, INSERT, UPDATE ON ops.run, ops.run_file TO rulem_etl;
 GRANT SELECT, INSERT, DELETE ON ops.run_parcel_balance, ops.run_finding TO rulem_etl;

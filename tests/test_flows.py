@@ -78,7 +78,19 @@ def test_first_run_then_nothing_then_one_change(db_url, engine, tmp_path):
     assert (second.entries_posted, second.findings_new, second.findings_resolved,
             second.parcels_changed) == (0, 0, 0, 0)
     assert second.findings == first.findings
-    assert "Nothing changed since run" in second.report_path.read_text()
+    page = second.report_path.read_text()
+    assert "Nothing changed since run" in page
+    # ... a short page that links the full report of run 1, and no copy of what it saw
+    assert f"../{first.report_path.parent.name}/index.html" in page
+    assert not (second.report_path.parent / "balance_map.png").exists()
+    with engine.connect() as conn:
+        seen = conn.execute(sa.text(
+            "SELECT parcels_seen_in_run_id, findings_seen_in_run_id, "
+            "(SELECT count(*) FROM ops.run_parcel_balance b WHERE b.run_id = r.run_id) + "
+            "(SELECT count(*) FROM ops.run_finding f WHERE f.run_id = r.run_id) AS copies, "
+            "check_run_id FROM ops.run r WHERE run_id = :r"), {"r": second.run_id}).one()
+    assert (seen.parcels_seen_in_run_id, seen.findings_seen_in_run_id, seen.copies,
+            seen.check_run_id) == (first.run_id, first.run_id, 0, check_run)
     index = (reports / "index.html").read_text()  # newest first, each run with its outcome
     assert index.index(f"run {second.run_id}<") < index.index(f"run {first.run_id}<")
     assert "nothing changed since the previous run" in index
@@ -99,6 +111,7 @@ def test_first_run_then_nothing_then_one_change(db_url, engine, tmp_path):
     assert p1["balance_change"] == Decimal("-2.4711")
     assert third.findings_new == new_rows
     assert round(third.plan_required_acres, 4) == 4.9421
+    assert (third.report_path.parent / "balance_map.png").is_file()  # a full report again
 
 
 def test_report_folder_has_page_csv_gpkg_and_maps(db_url, engine, tmp_path):

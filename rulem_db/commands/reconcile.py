@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="run through Prefect (default when PREFECT_API_URL is set)")
     engine.add_argument("--no-prefect", dest="use_prefect", action="store_false",
                         help="run directly, without Prefect")
+    p.add_argument("--full", action="store_true",
+                   help="recompute every ledger owner and check every permit, not only what "
+                        "changed since the last run (same result, slower)")
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="output format (default: table)")
     p.set_defaults(func=run)
@@ -50,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     summary = reconcile_now(url, inbox=args.inbox, reports=args.reports,
                             plan_area=args.plan_area, started_via="command",
                             use_prefect=args.use_prefect,
-                            archive=args.archive, quarantine=args.quarantine)
+                            archive=args.archive, quarantine=args.quarantine,
+                            full=args.full)
     if args.format == "json":
         data = dataclasses.asdict(summary)
         print(json.dumps(data, indent=2, default=str))
