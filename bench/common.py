@@ -501,9 +501,10 @@ def terminate_sessions(database: str) -> int:
             "WHERE datname = :d AND pid <> pg_backend_pid()"), {"d": database}).all())
 
 
-def nightly_in_child(url: str, reports: Path, queue_only: bool, budget_s: float) -> ChildNightly:
-    """Run flows.nightly.reconcile_now (use_prefect=False) in a child process, or the nightly
-    flow with full_recompute=False when queue_only, within a time budget.
+def nightly_in_child(url: str, reports: Path, full: bool, budget_s: float) -> ChildNightly:
+    """Run flows.nightly.reconcile_now (use_prefect=False) in a child process, as shipped (only
+    what changed) or with full=True (recompute every owner, check every permit: what
+    `rulem-db reconcile --full` does), within a time budget.
 
     Why a child: a run that outlasts its budget must be stopped without waiting for retries
     (a cancelled query is a transient error the flows retry for minutes); killing the child and
@@ -512,7 +513,7 @@ def nightly_in_child(url: str, reports: Path, queue_only: bool, budget_s: float)
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     args = [sys.executable, str(Path(__file__).resolve()), "nightly-child", str(reports),
-            "queue" if queue_only else "shipped"]
+            "full" if full else "shipped"]
     started = time.perf_counter()
     try:
         out = subprocess.run(args, input=url, capture_output=True, text=True, env=env,
@@ -534,12 +535,7 @@ def _nightly_child(reports: str, mode: str) -> None:
 
     url = sys.stdin.read().strip()
     started = time.perf_counter()
-    if mode == "queue":
-        with nightly.database(url):
-            s = nightly.nightly_reconciliation.fn(reports=reports, full_recompute=False,
-                                                  started_via="api")
-    else:
-        s = nightly.reconcile_now(url, reports=Path(reports), use_prefect=False)
+    s = nightly.reconcile_now(url, reports=Path(reports), use_prefect=False, full=mode == "full")
     print(json.dumps({"seconds": time.perf_counter() - started, "run_id": s.run_id,
                       "findings": s.findings, "changed": s.changed,
                       "entries_posted": s.entries_posted, "parcels_changed": s.parcels_changed}))
@@ -592,4 +588,4 @@ if __name__ == "__main__":
         _nightly_child(sys.argv[2], sys.argv[3])
     else:
         raise SystemExit("usage: common.py ingest-child LAYER PATH | nightly-child REPORTS "
-                         "shipped|queue  (the database URL on stdin)")
+                         "shipped|full  (the database URL on stdin)")
