@@ -29,7 +29,7 @@ MEASURES: dict[str, str] = {
 }
 ENTRY_KINDS = ("debit", "credit", "memo")
 RUN_MODES = ("all", "queue")
-RUN_STATUS = ("running", "done", "failed")
+RUN_STATUS = ("running", "done", "failed", "abandoned")
 
 
 def _codes(values) -> str:
@@ -71,7 +71,8 @@ def define(md: sa.MetaData, srid: int) -> None:
         sa.Column("mode", sa.Text, nullable=False,
                   comment="all (every owner recomputed) or queue (only what changed)."),
         sa.Column("status", sa.Text, nullable=False, server_default="running",
-                  comment="running, done or failed."),
+                  comment="running, done, failed, or abandoned (found running by a later run "
+                          "after its session had gone: a killed process)."),
         sa.Column("workers", sa.Integer, nullable=False, server_default="1",
                   comment="Connections that drained the change queue for this run."),
         sa.Column("queue_items", sa.Integer, comment="Change queue rows processed."),
@@ -84,6 +85,10 @@ def define(md: sa.MetaData, srid: int) -> None:
         sa.Column("started_at", sa.DateTime(timezone=True), nullable=False,
                   server_default=sa.text("clock_timestamp()"), comment="Start time."),
         sa.Column("finished_at", sa.DateTime(timezone=True), comment="End time."),
+        sa.Column("backend_pid", sa.Integer,
+                  comment="Database backend pid of the session that started the run (revision "
+                          "0009): a later run marks a run left running by a gone session "
+                          "abandoned."),
         sa.CheckConstraint(f"mode IN ({_codes(RUN_MODES)})", name="mode_code"),
         sa.CheckConstraint(f"status IN ({_codes(RUN_STATUS)})", name="status_code"),
         schema="ledger",
@@ -176,5 +181,7 @@ def define(md: sa.MetaData, srid: int) -> None:
         sa.Index("ix_change_queue_processed_run_id", "processed_run_id"),  # revision 0010
         schema="ledger",
         comment="Owners (permits, District projects) whose inputs changed, waiting for "
-                "recompute; rows are kept, marked processed, as the audit of why.",
+                "recompute; processed rows are kept as the audit of why for "
+                "change_queue_retention_days (ops.setting, default 30), then purged by "
+                "ledger.finish_run.",
     )

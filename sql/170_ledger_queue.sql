@@ -276,12 +276,38 @@ BEGIN
 END $$;
 
 -- Runs and draining.
-CREATE OR REPLACE FUNCTION ledger.start_run(p_mode text, p_workers integer DEFAULT 1)
-RETURNS bigint LANGUAGE sql AS $$
-  INSERT INTO ledger.run (mode, workers) VALUES (p_mode, p_workers) RETURNING run_id
+-- Whether the session that started a run is still there (the same pid started no later than
+-- the run: a pid can be reused). SECURITY DEFINER: pg_stat_activity shows other roles'
+-- sessions' start times only to the statistics roles.
+CREATE OR REPLACE FUNCTION ledger.session_alive(p_pid integer, p_since timestamptz)
+RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+  SELECT EXISTS (SELECT 1 FROM pg_stat_activity a
+                 WHERE a.pid = p_pid AND a.backend_start <= p_since)
 $$;
+COMMENT ON FUNCTION ledger.session_alive(integer, timestamptz) IS
+  'Whether database backend p_pid, started no later than p_since, is still connected.';
+
+-- A run is committed before its workers drain (they need to see it), so a process killed
+-- mid-way leaves its run 'running'; what it posted is complete per owner (each chunk is one
+-- transaction) and what it had not reached is still queued. The next run marks it abandoned.
+CREATE OR REPLACE FUNCTION ledger.start_run(p_mode text, p_workers integer DEFAULT 1)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  rid bigint;
+BEGIN
+  INSERT INTO ledger.run (mode, workers, backend_pid)
+  VALUES (p_mode, p_workers, pg_backend_pid()) RETURNING run_id INTO rid;
+  UPDATE ledger.run r
+     SET status = 'abandoned', finished_at = clock_timestamp(),
+         message = format('found running by run %s: its session (backend %s) had gone; what '
+                          'it had not posted stayed queued', rid, r.backend_pid)
+   WHERE r.status = 'running' AND r.run_id <> rid AND r.backend_pid IS NOT NULL
+     AND NOT ledger.session_alive(r.backend_pid, r.started_at);
+  RETURN rid;
+END $$;
 COMMENT ON FUNCTION ledger.start_run(text, integer) IS
-  'Opens a recompute run (mode all or queue); commit it before workers drain for it.';
+  'Opens a recompute run (mode all or queue; commit it before workers drain for it) and marks '
+  'runs left running by a session that has gone abandoned.';
 
 CREATE OR REPLACE FUNCTION ledger.enqueue_all(p_run_id bigint) RETURNS integer
 LANGUAGE sql AS $$
@@ -404,6 +430,8 @@ COMMENT ON FUNCTION ledger.finish_run(bigint, text, text) IS
   'Closes a run with its status and counts (queue rows, owners, entries, reversals); purges '
   'processed queue rows older than the retention period.';
 
+REVOKE ALL ON FUNCTION ledger.session_alive(integer, timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.session_alive(integer, timestamptz) TO rulem_etl;
 REVOKE ALL ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
   ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),

@@ -241,13 +241,8 @@ def test_recompute_killed_midway_keeps_whole_chunks_and_finishes_when_run_again(
         watcher.dispose()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a recompute killed mid-way leaves its ledger.run row 'running' for ever: ledger.start_run "
-    "(sql/170) commits the run before draining and nothing marks a dead run; ledger.run has no "
-    "backend_pid to tell a live run from a dead one and its status check has no 'abandoned' "
-    "(needs a migration and sql/170, not in this task; ops.start_run in sql/300 does it for "
-    "ops.run)"))
 def test_a_recompute_killed_midway_is_not_left_running(demo_url: str) -> None:
+    """The next recompute marks the run of a killed process abandoned (ledger.start_run)."""
     watcher = admin_engine(demo_url)
     engine = db.engine(demo_url)
     try:
@@ -269,7 +264,10 @@ def test_a_recompute_killed_midway_is_not_left_running(demo_url: str) -> None:
         with engine.connect() as conn:
             stale = conn.execute(sa.text(
                 "SELECT count(*) FROM ledger.run WHERE status = 'running'")).scalar_one()
+            abandoned = conn.execute(sa.text(
+                "SELECT message FROM ledger.run WHERE status = 'abandoned'")).scalars().all()
         assert stale == 0
+        assert len(abandoned) == 1 and "had gone" in abandoned[0]
     finally:
         engine.dispose()
         watcher.dispose()

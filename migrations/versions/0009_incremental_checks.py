@@ -5,7 +5,8 @@ run must look for changes; a reconciliation run that saw the same balances or fi
 run before refers to that run's snapshot instead of copying it; ops.layer_write logs which core tables each statement wrote, so the
 next run finds them without scanning every layer. The downgrade drops sql/285's triggers with
 the table and forgets that sql/285 and later files were applied, so an upgrade re-creates
-them.
+them. Also: ledger.run records the backend of the session that started a recompute, so the
+next one can mark a run left running by a killed process abandoned.
 
 Revision ID: 0009
 Revises: 0008
@@ -78,7 +79,29 @@ def upgrade() -> None:
                               source_schema="ops", referent_schema="ops")
 
 
+    # A recompute killed mid-way left its ledger.run row 'running' for ever (issue 8).
+    op.add_column("run", sa.Column(
+        "backend_pid", sa.Integer(), nullable=True,
+        comment="Database backend pid of the session that started the run (revision 0009): a "
+                "later run marks a run left running by a gone session abandoned."),
+        schema="ledger")
+    op.drop_constraint(op.f("ck_run_status_code"), "run", schema="ledger", type_="check")
+    op.create_check_constraint(op.f("ck_run_status_code"), "run",
+                               "status IN ('running', 'done', 'failed', 'abandoned')",
+                               schema="ledger")
+    op.alter_column("run", "status", schema="ledger", existing_type=sa.Text(),
+                    comment="running, done, failed, or abandoned (found running by a later run "
+                            "after its session had gone: a killed process).")
+
+
 def downgrade() -> None:
+    op.execute("UPDATE ledger.run SET status = 'failed' WHERE status = 'abandoned'")
+    op.drop_constraint(op.f("ck_run_status_code"), "run", schema="ledger", type_="check")
+    op.create_check_constraint(op.f("ck_run_status_code"), "run",
+                               "status IN ('running', 'done', 'failed')", schema="ledger")
+    op.alter_column("run", "status", schema="ledger", existing_type=sa.Text(),
+                    comment="running, done or failed.")
+    op.drop_column("run", "backend_pid", schema="ledger")
     for column in ("findings_seen_in_run_id", "parcels_seen_in_run_id"):
         op.drop_constraint(op.f(f"fk_run_{column}"), "run", schema="ops", type_="foreignkey")
         op.drop_column("run", column, schema="ops")

@@ -58,6 +58,13 @@ _COLUMNS = sa.text("""
     ORDER BY c.table_name, c.ordinal_position
 """)
 
+QUEUE_COMMENT_BEFORE = ("Owners (permits, District projects) whose inputs changed, waiting for "
+                        "recompute; rows are kept, marked processed, as the audit of why.")
+QUEUE_COMMENT = ("Owners (permits, District projects) whose inputs changed, waiting for "
+                 "recompute; processed rows are kept as the audit of why for "
+                 "change_queue_retention_days (ops.setting, default 30), then purged by "
+                 "ledger.finish_run.")
+
 
 def upgrade() -> None:
     conn = op.get_bind()
@@ -65,9 +72,13 @@ def upgrade() -> None:
         op.drop_constraint(fk.conname, fk.table_name, schema="core", type_="foreignkey")
     op.create_index("ix_change_queue_processed_run_id", "change_queue", ["processed_run_id"],
                     unique=False, schema="ledger")
+    op.create_table_comment("change_queue", QUEUE_COMMENT, existing_comment=QUEUE_COMMENT_BEFORE,
+                            schema="ledger")
 
 
 def downgrade() -> None:
+    op.create_table_comment("change_queue", QUEUE_COMMENT_BEFORE, existing_comment=QUEUE_COMMENT,
+                            schema="ledger")
     op.drop_index("ix_change_queue_processed_run_id", table_name="change_queue",
                   schema="ledger")
     conn = op.get_bind()
