@@ -227,7 +227,10 @@ def _step_times(url: str, run_id: int) -> str:
         r = conn.execute(sa.text(
             "SELECT extract(epoch FROM o.finished_at - o.started_at) AS total, "
             "       extract(epoch FROM l.finished_at - l.started_at) AS ledger, "
-            "       extract(epoch FROM c.finished_at - c.started_at) AS checks "
+            # a check run older than the run: nothing to recheck, the earlier run stood
+            "       CASE WHEN c.started_at >= o.started_at "
+            "            THEN extract(epoch FROM c.finished_at - c.started_at) ELSE 0 END "
+            "         AS checks "
             "FROM ops.run o LEFT JOIN ledger.run l ON l.run_id = o.ledger_run_id "
             "LEFT JOIN checks.run c ON c.run_id = o.check_run_id WHERE o.run_id = :r"),
             {"r": run_id}).one()
