@@ -24,15 +24,24 @@
 -- "Within reach" is within checks.recheck_reach_m() of the permit's parcels and features.
 -- When more than half of the permits would be rechecked, a full run is cheaper and is made.
 
--- Which tables were written when: one row per statement (not per row: a bulk ingest adds one).
+-- Which tables were written when: one row per statement that changed rows (not per row: a
+-- bulk ingest adds one; a statement that changed nothing, such as the migration's
+-- INSERT ... ON CONFLICT DO NOTHING of the parameters, adds none). The statement's rows come
+-- from a transition table, which PostgreSQL shares with the change queue's triggers of the
+-- same table and event.
 CREATE OR REPLACE FUNCTION ops.log_layer_write() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO ops.layer_write (table_name) VALUES (TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
+  IF TG_OP = 'DELETE' THEN  -- (refused for every layer; logged should one ever pass)
+    INSERT INTO ops.layer_write (table_name) VALUES (TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
+  ELSIF EXISTS (SELECT 1 FROM written_rows) THEN
+    INSERT INTO ops.layer_write (table_name) VALUES (TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
+  END IF;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ops.log_layer_write() IS
-  'Statement trigger of every core table and the check catalogue: logs the table written.';
+  'Statement triggers of every core table and the check catalogue: log the table written '
+  'when the statement changed rows.';
 
 DO $$
 DECLARE
@@ -40,12 +49,22 @@ DECLARE
 BEGIN
   FOR t IN
     SELECT c.oid::regclass FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE c.relkind IN ('r', 'p')
+    WHERE c.relkind = 'r'
       AND (n.nspname = 'core' OR (n.nspname = 'checks' AND c.relname = 'rule_check'))
     ORDER BY 1
   LOOP
     EXECUTE format('DROP TRIGGER IF EXISTS layer_write ON %s', t);
-    EXECUTE format('CREATE TRIGGER layer_write AFTER INSERT OR UPDATE OR DELETE ON %s '
+    -- transition tables take one event per trigger
+    EXECUTE format('DROP TRIGGER IF EXISTS layer_write_insert ON %s', t);
+    EXECUTE format('CREATE TRIGGER layer_write_insert AFTER INSERT ON %s '
+                   'REFERENCING NEW TABLE AS written_rows FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION ops.log_layer_write()', t);
+    EXECUTE format('DROP TRIGGER IF EXISTS layer_write_update ON %s', t);
+    EXECUTE format('CREATE TRIGGER layer_write_update AFTER UPDATE ON %s '
+                   'REFERENCING NEW TABLE AS written_rows FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION ops.log_layer_write()', t);
+    EXECUTE format('DROP TRIGGER IF EXISTS layer_write_delete ON %s', t);
+    EXECUTE format('CREATE TRIGGER layer_write_delete AFTER DELETE ON %s '
                    'FOR EACH STATEMENT EXECUTE FUNCTION ops.log_layer_write()', t);
   END LOOP;
 END $$;
@@ -104,9 +123,9 @@ BEGIN
   -- file) could change unseen: then nothing is assumed.
   SELECT string_agg(c.oid::regclass::text, ', ') INTO t
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-  WHERE n.nspname = 'core' AND c.relkind IN ('r', 'p')
+  WHERE n.nspname = 'core' AND c.relkind = 'r'
     AND NOT EXISTS (SELECT 1 FROM pg_trigger g
-                    WHERE g.tgrelid = c.oid AND g.tgname = 'layer_write');
+                    WHERE g.tgrelid = c.oid AND g.tgname = 'layer_write_insert');
   IF t IS NOT NULL THEN
     RETURN QUERY SELECT 'all'::text, NULL::bigint, 'tables without a write log: ' || t;
     RETURN;
