@@ -221,7 +221,8 @@ BEGIN
 
   RETURN QUERY
   SELECT DISTINCT ON (r.scope, r.permit_id) r.scope, r.permit_id, r.why
-  FROM pg_temp.recheck r ORDER BY r.scope, r.permit_id, r.why;
+  FROM pg_temp.recheck r  -- the permit's own change before a neighbour's
+  ORDER BY r.scope, r.permit_id, r.why LIKE '%within reach', r.why;
   DROP TABLE pg_temp.recheck;
   DROP TABLE pg_temp.all_changed_place;
 END $$;
