@@ -173,7 +173,8 @@ def schema_costs(url: str) -> list[tuple[str, float]]:
          no_triggers + no_references),
         (f"  ... and without the one-version constraint ({', '.join(one_version)})",
          no_triggers + no_references + no_one_version),
-        ("  ... and without the versioning trigger (version_insert)",
+        ("  ... and without the versioning trigger (version_insert; since sql/010's WHEN "
+         "it does not fire for these rows)",
          no_triggers + no_references + no_one_version + no_versioning),
         ("  ... and without the geom_valid CHECK (ST_IsValid again)",
          no_triggers + no_references + no_one_version + no_versioning + no_check),

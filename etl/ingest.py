@@ -18,8 +18,10 @@ See docs/ingest.md for the formats, the mapping file, the rules and the decision
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ from etl import staging
 from etl.fields import ColumnPlan, Mapping, key_field, layer_of, load_mapping, plan_columns
 from etl.problems import IngestError, IngestRefused, Problem, refuse
 from etl.progress import Progress, Silent
-from etl.reading import ReadLog, batches
+from etl.reading import ReadLog, ahead, batches
 from etl.sources import Source, file_sha256, open_source
 from rulem_db import db
 from rulem_db.layers import BY_NAME, Layer
@@ -322,6 +324,8 @@ class _Ingest:
 
     def _stage(self, conn: sa.Connection, src: Source,
                batch_id: int) -> tuple[list[staging.StagedField], int, ReadLog]:
+        """Read the file and COPY it into staging.b<batch>: a reader thread reads and converts
+        the next batch while the database parses this one (etl.reading.ahead)."""
         self.progress.stage("reading")
         table = f"staging.b{batch_id}"
         log = ReadLog()
@@ -329,18 +333,29 @@ class _Ingest:
         fields: list[staging.StagedField] | None = None
         rows = 0
         try:
-            for batch in batches(src, read_geometry=self.target.geometry is not None, log=log):
+            for batch_fields, n, text in ahead(self._csv_batches(src, log)):
                 if fields is None:
-                    fields = staging.plan_fields(batch.schema)
+                    fields = batch_fields
                     staging.create_table(cur, table, fields)
-                staging.copy_batch(cur, table, fields, batch, rows)
-                rows += batch.num_rows
+                staging.copy_csv(cur, table, fields, text)
+                rows += n
                 self.progress.rows(rows, src.feature_count)
         finally:
             cur.close()
         if fields is None or rows == 0:
             raise refuse(self.file, "holds no features that GDAL could read; check the export")
         return fields, rows, log
+
+    def _csv_batches(self, src: Source, log: ReadLog) -> Iterator[
+            tuple[list[staging.StagedField], int, io.BytesIO]]:
+        """The file's batches as COPY text, with the staging columns (from the first batch)."""
+        fields: list[staging.StagedField] | None = None
+        first = 0
+        for batch in batches(src, read_geometry=self.target.geometry is not None, log=log):
+            if fields is None:
+                fields = staging.plan_fields(batch.schema)
+            yield fields, batch.num_rows, staging.csv_rows(fields, batch, first)
+            first += batch.num_rows
 
     def _spec(self, batch_id: int, plan_area_id: int, work_srid: int,
               source_crs: crsmod.SourceCRS | None, fields: list[staging.StagedField],

@@ -11,9 +11,12 @@ and `_geom` (WKB, or null), followed by the file's fields under their own names.
 
 from __future__ import annotations
 
+import queue
+import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -28,6 +31,8 @@ from etl.sources import Source
 
 BATCH_SIZE = 25_000
 MAX_PROBLEMS = 200  # problems kept for the refusal (the rest are counted)
+AHEAD = 2  # batches read ahead of the database (memory stays bounded by AHEAD + 2 batches)
+T = TypeVar("T")
 
 
 @dataclass
@@ -244,3 +249,59 @@ def _normalise(batch: pa.RecordBatch, fid_col: str, geom_col: str | None,
             cols.append(batch.column(at))
             out.append(n)
     return pa.RecordBatch.from_arrays(cols, names=out)
+
+
+_DONE = object()
+
+
+def ahead(items: Iterable[T], depth: int = AHEAD) -> Iterator[T]:
+    """The items of an iterable, produced by a background thread up to depth items ahead of
+    the consumer.
+
+    Why: reading a file (GDAL, the limits' checks, the CSV for COPY) and the database's work
+    on the batch before (COPY parsing, validation) then run at the same time on two cores;
+    GDAL, shapely, numpy, pyarrow and psycopg2 release the GIL in their long calls. The
+    producer's exception (a refusal, a GDAL error) is raised in the consumer at the point the
+    item would have come; a consumer that stops early (its COPY failed) stops the producer,
+    which closes its iterator in its own thread (so a GDAL dataset is closed where it was
+    opened), and waits for it."""
+    box: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: object) -> bool:
+        while not stop.is_set():
+            try:
+                box.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        it = iter(items)
+        try:
+            for item in it:
+                if not put((item, None)):
+                    break
+        except BaseException as exc:  # handed to the consumer, raised there
+            put((_DONE, exc))
+            return
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+        put((_DONE, None))
+
+    worker = threading.Thread(target=produce, name="rulem-read-ahead", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, exc = box.get()
+            if item is _DONE:
+                if exc is not None:
+                    raise exc
+                return
+            yield item
+    finally:
+        stop.set()
+        worker.join()

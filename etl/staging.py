@@ -67,9 +67,17 @@ def create_table(cur, table: str, fields: list[StagedField]) -> None:
 def copy_batch(cur, table: str, fields: list[StagedField], batch: pa.RecordBatch,
                first_row: int) -> None:
     """COPY one batch into table; rows are numbered from first_row (their order in the file)."""
+    copy_csv(cur, table, fields, csv_rows(fields, batch, first_row))
+
+
+def csv_rows(fields: list[StagedField], batch: pa.RecordBatch, first_row: int) -> io.BytesIO:
+    """One batch as the CSV text COPY reads (no header), rows numbered from first_row. Apart
+    from copy_csv so that a reader thread can build the next batch's text while the database
+    parses this one's (etl.reading.ahead)."""
     n = batch.num_rows
+    buf = io.BytesIO()
     if n == 0:
-        return
+        return buf
     names = batch.schema.names
     cols: list[pa.Array] = [pa.array(np.arange(first_row, first_row + n, dtype=np.int64)),
                             batch.column(names.index("_fid"))]
@@ -77,12 +85,23 @@ def copy_batch(cur, table: str, fields: list[StagedField], batch: pa.RecordBatch
     cols.append(wkb_hex(geom) if geom is not None else pa.nulls(n, pa.string()))
     for f in fields:
         cols.append(_csv_ready(batch.column(names.index(f.name)), f.pg_type))
-    columns = ["_row", "_fid", "_geom"] + [f.column for f in fields]
-    buf = io.BytesIO()
-    pacsv.write_csv(pa.Table.from_arrays(cols, names=columns), buf,
+    pacsv.write_csv(pa.Table.from_arrays(cols, names=_columns(fields)), buf,
                     pacsv.WriteOptions(include_header=False))
     buf.seek(0)
-    cur.copy_expert(f"COPY {table} ({', '.join(columns)}) FROM STDIN WITH (FORMAT csv)", buf)
+    return buf
+
+
+def copy_csv(cur, table: str, fields: list[StagedField], buf: io.BytesIO) -> None:
+    """COPY the text of csv_rows into table, in 1 MiB pieces (psycopg2's default of 8 KiB
+    makes 4,000 Python calls for 100,000 parcels)."""
+    if buf.getbuffer().nbytes == 0:
+        return
+    cur.copy_expert(f"COPY {table} ({', '.join(_columns(fields))}) FROM STDIN WITH (FORMAT csv)",
+                    buf, size=1 << 20)
+
+
+def _columns(fields: list[StagedField]) -> list[str]:
+    return ["_row", "_fid", "_geom"] + [f.column for f in fields]
 
 
 def wkb_hex(arr: pa.Array) -> pa.Array:

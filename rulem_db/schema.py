@@ -276,7 +276,9 @@ def _layer_table(md: sa.MetaData, layer: Layer, srid: int) -> sa.Table:
         sa.UniqueConstraint(layer.id_column, "valid_to", name=f"uq_{name}_version",
                             postgresql_nulls_not_distinct=True, deferrable=True,
                             initially="DEFERRED"),
-        sa.Index(f"ix_{name}_history", "plan_area_id", layer.id_column, "valid_from"),
+        # Versions opened since a time (the incremental checks, sql/285); a feature's versions
+        # are found through the one-version constraint's index (revision 0011).
+        sa.Index(f"ix_{name}_valid_from", "valid_from"),
     ]
     for c in layer.columns:
         if c.ref_layer:

@@ -416,14 +416,18 @@ BEGIN
       (SELECT string_agg('(' || x || ')', ' OR ') FROM unnest(conds) x));
   END IF;
 
-  -- Duplicate keys: every copy is an error (which one is right is not ours to guess).
+  -- Duplicate keys: every copy is an error (which one is right is not ours to guess). The
+  -- duplicated keys are found first (one hashed count), so only their copies are sorted and
+  -- listed (listing every key's features cost 0.3 s per 100,000 features).
   EXECUTE format(
     'INSERT INTO %1$s (_row, kind, field, message, detail) '
     'SELECT p._row, ''error'', ''feature_key'', format(''feature key %%L appears %%s times in '
     'the file (features %%s); keys must be unique: correct or remove the copies'', p._key, '
     'd.n, d.fids), NULL FROM %2$s p JOIN ('
     '  SELECT _key, count(*) AS n, string_agg(_fid, '', '' ORDER BY _row) AS fids FROM %2$s '
-    '  WHERE _key IS NOT NULL GROUP BY _key HAVING count(*) > 1) d USING (_key)',
+    '  WHERE _key IN (SELECT _key FROM %2$s WHERE _key IS NOT NULL GROUP BY _key '
+    '                 HAVING count(*) > 1) '
+    '  GROUP BY _key) d USING (_key)',
     prob, prep);
 
   -- Outside the plan area: an error for impacts and replacements, a warning elsewhere.
@@ -516,12 +520,29 @@ DECLARE
   n_skipped  bigint := 0;
   n_repaired bigint := 0;
   scope_sql  text;
+  had_current boolean := false;
   result     jsonb;
 BEGIN
   SELECT array_agg(c ->> 'name') INTO cols
   FROM jsonb_array_elements(p_spec -> 'columns') c WHERE ops.ingest_delivered(c);
   IF with_geom THEN
     cols := cols || 'geom'::text;
+  END IF;
+
+  -- The file's scope, and whether it holds any current feature before the merge: a first load
+  -- (none) has nothing to close, so it skips the anti-join over every feature (0.4-0.5 s per
+  -- 100,000 features).
+  scope_sql := CASE scope
+    WHEN 'layer' THEN 'true'
+    WHEN 'owner' THEN format(
+      '(t.%1$I IN (SELECT DISTINCT p.%1$I FROM %2$s p WHERE p.%1$I IS NOT NULL) '
+      ' OR (t.%1$I IS NULL AND EXISTS (SELECT 1 FROM %2$s p WHERE p.%3$I IS NULL)))',
+      owner_col, prep, '_v_' || owner_col)
+    ELSE NULL END;
+  IF scope_sql IS NOT NULL THEN
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM core.%1$I t WHERE t.valid_to IS NULL '
+                   'AND t.plan_area_id = %2$s AND %3$s)', lyr, pa, scope_sql)
+      INTO had_current;
   END IF;
 
   -- Register the new keys of the good features (a key seen before keeps its stable id), in
@@ -579,16 +600,9 @@ BEGIN
   EXECUTE format('SELECT count(*) FROM %s WHERE _cur IS NOT NULL AND NOT _changed', good)
     INTO n_same;
 
-  -- Features of the file's scope that the file no longer holds are closed. A feature that is
-  -- in the file but skipped as bad is not closed: it did not disappear.
-  scope_sql := CASE scope
-    WHEN 'layer' THEN 'true'
-    WHEN 'owner' THEN format(
-      '(t.%1$I IN (SELECT DISTINCT p.%1$I FROM %2$s p WHERE p.%1$I IS NOT NULL) '
-      ' OR (t.%1$I IS NULL AND EXISTS (SELECT 1 FROM %2$s p WHERE p.%3$I IS NULL)))',
-      owner_col, prep, '_v_' || owner_col)
-    ELSE NULL END;
-  IF scope_sql IS NOT NULL THEN
+  -- Features of the file's scope that the file no longer holds are closed (below). A feature
+  -- that is in the file but skipped as bad is not closed: it did not disappear.
+  IF scope_sql IS NOT NULL AND had_current THEN
     EXECUTE format('DROP TABLE IF EXISTS %s', keep);
     EXECUTE format(
       'CREATE UNLOGGED TABLE %1$s AS SELECT DISTINCT f.feature_id AS id FROM %2$s p '

@@ -1,0 +1,144 @@
+"""What the ingest speed work changed, and the guarantees it must keep: the reader thread
+(etl.reading.ahead), the versioning trigger that runs only for rows it would change
+(sql/010), the first load that skips the closing pass (sql/061), and the indexes of revision
+0011 (a feature's versions and the versions opened since a time still found through an index,
+checked with EXPLAIN). Geometry on a metre grid in EPSG:26915.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+import sqlalchemy as sa
+from shapely.geometry import box
+
+from etl.ingest import ingest
+from etl.reading import ahead
+
+
+def test_ahead_yields_every_item_in_order() -> None:
+    assert list(ahead(iter(range(100)), depth=2)) == list(range(100))
+
+
+def test_ahead_raises_the_producers_error_where_its_item_would_have_come() -> None:
+    def items() -> Iterator[int]:
+        yield 1
+        yield 2
+        raise ValueError("feature 3 is broken")
+
+    got = []
+    with pytest.raises(ValueError, match="feature 3 is broken"):
+        for x in ahead(items()):
+            got.append(x)
+    assert got == [1, 2]
+
+
+def test_ahead_stops_and_closes_the_producer_when_the_consumer_stops() -> None:
+    closed_in: list[str] = []
+
+    def items() -> Iterator[int]:
+        try:
+            yield from range(1_000_000)
+        finally:
+            closed_in.append(threading.current_thread().name)
+
+    for x in ahead(items(), depth=2):
+        if x == 3:
+            break
+    # the generator was closed in the reader thread (where a GDAL dataset would be open),
+    # and that thread has ended
+    assert closed_in == ["rulem-read-ahead"]
+    assert not any(t.name == "rulem-read-ahead" for t in threading.enumerate())
+
+
+def _parcel(engine: sa.Engine, pin: str, x: int, extra: str = "", values: str = "") -> dict:
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            f"INSERT INTO core.parcel (plan_area_id, pin, pin_normalized, geom{extra}) "
+            f"VALUES (1, :pin, :pin, ST_Multi(ST_MakeEnvelope(:x, 0, :x + 100, 100, "
+            f"ops.working_srid())){values})"), {"pin": pin, "x": x})
+        return dict(conn.execute(sa.text(
+            "SELECT parcel_id, valid_from = now() AS from_now, created_by = current_user AS "
+            "by_me, batch_id, closed_by, closed_batch_id, valid_to FROM core.parcel "
+            "WHERE pin = :pin"), {"pin": pin}).one()._mapping)
+
+
+def test_the_versioning_trigger_still_sets_what_a_row_does_not_carry(engine: sa.Engine) -> None:
+    # no feature id: registered; valid_from and created_by from their defaults
+    row = _parcel(engine, "P-1", 0)
+    assert row["parcel_id"] is not None and row["from_now"] and row["by_me"]
+    # a caller's own valid_from, created_by and closing columns are overwritten, as before
+    row = _parcel(engine, "P-2", 200, ", valid_from, created_by, closed_by",
+                  ", '2001-01-01', 'mallory', 'mallory'")
+    assert row["from_now"] and row["by_me"] and row["closed_by"] is None
+    with engine.begin() as conn:
+        conn.execute(sa.text("INSERT INTO ops.batch (plan_area_id, layer) VALUES (1, 'parcel')"))
+        batch = conn.execute(sa.text("SELECT max(batch_id) FROM ops.batch")).scalar_one()
+        conn.execute(sa.text("SELECT set_config('rulem.batch_id', :b, true)"), {"b": str(batch)})
+        conn.execute(sa.text(
+            "INSERT INTO core.parcel (plan_area_id, pin, pin_normalized, geom) VALUES "
+            "(1, 'P-3', 'P-3', ST_Multi(ST_MakeEnvelope(400, 0, 500, 100, "
+            "ops.working_srid())))"))
+        assert conn.execute(sa.text(
+            "SELECT batch_id FROM core.parcel WHERE pin = 'P-3'")).scalar_one() == batch
+    # a version cannot be inserted closed
+    with pytest.raises(sa.exc.DBAPIError, match="cannot be inserted closed"):
+        _parcel(engine, "P-4", 600, ", valid_to", ", now()")
+
+
+def _write(path: Path, squares: list[tuple[str, int]]) -> Path:
+    x0, y0 = 480_000, 4_990_000  # in Minnesota, where EPSG:26915 is used
+    gpd.GeoDataFrame({"PIN": [p for p, _ in squares]},
+                     geometry=[box(x0 + x, y0, x0 + x + 100, y0 + 100) for _, x in squares],
+                     crs="EPSG:26915").to_file(path, driver="GPKG", engine="pyogrio")
+    return path
+
+
+def test_a_first_load_closes_nothing_and_a_second_closes_what_is_gone(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    first = ingest(db_url, "parcel", _write(tmp_path / "a.gpkg", [("A", 0), ("B", 200),
+                                                                   ("C", 400)]))
+    assert (first.inserted, first.closed) == (3, 0)
+    second = ingest(db_url, "parcel", _write(tmp_path / "b.gpkg", [("A", 0), ("C", 400)]))
+    assert (second.inserted, second.unchanged, second.closed) == (0, 2, 1)
+    # every feature of the layer closed: the next file is a first load again, and closes none
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE core.parcel SET valid_to = now() WHERE valid_to IS NULL"))
+    third = ingest(db_url, "parcel", _write(tmp_path / "c.gpkg", [("B", 200)]))
+    assert (third.inserted, third.closed) == (1, 0)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text(
+            "SELECT pin FROM core.parcel WHERE valid_to IS NULL")).scalars().all() == ["B"]
+
+
+def _plan(conn: sa.Connection, sql: str) -> str:
+    return json.dumps(conn.execute(sa.text("EXPLAIN (FORMAT JSON) " + sql)).scalar_one())
+
+
+def test_revision_0011_queries_of_versions_still_use_an_index(engine: sa.Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            "INSERT INTO core.parcel (plan_area_id, pin, pin_normalized, geom) "
+            "SELECT 1, 'P' || i, 'P' || i, ST_Multi(ST_MakeEnvelope(i * 100, 0, i * 100 + 90, "
+            "90, ops.working_srid())) FROM generate_series(1, 5000) i"))
+    with engine.begin() as conn:
+        conn.execute(sa.text("ANALYZE core.parcel"))
+        indexes = conn.execute(sa.text(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'core' "
+            "AND tablename = 'parcel'")).scalars().all()
+        assert "ix_parcel_history" not in indexes and "ix_parcel_valid_from" in indexes
+        # a feature's latest version (pub.ledger_entry, sql/180; the ledger's posting, sql/160)
+        latest = _plan(conn, "SELECT p.pin FROM core.parcel p WHERE p.plan_area_id = 1 "
+                             "AND p.parcel_id = (SELECT min(parcel_id) FROM core.parcel) "
+                             "ORDER BY p.valid_from DESC LIMIT 1")
+        assert "uq_parcel_version" in latest and "Seq Scan" not in latest
+        # the versions opened or closed since a time (incremental checks, sql/285)
+        since = _plan(conn, "SELECT * FROM core.parcel WHERE plan_area_id = 1 "
+                            "AND (valid_from >= now() + interval '1 hour' "
+                            "OR valid_to >= now() + interval '1 hour')")
+        assert "ix_parcel_valid_from" in since and "Seq Scan" not in since
