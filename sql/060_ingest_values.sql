@@ -210,19 +210,71 @@ $$;
 COMMENT ON FUNCTION ops.ingest_measure(geometry) IS
   'Ingest: area (polygons, m^2) or length (lines, m) in the working CRS; what a repair must keep.';
 
+-- A polygon can arrive with rings of no points (GDAL reads 'POLYGON ((...), EMPTY)' and
+-- 'POLYGON (EMPTY, EMPTY)' so): ST_IsValid calls it valid, but ST_IsEmpty judges a polygon by
+-- its ring count (POLYGON (EMPTY, EMPTY) is "not empty" until ST_Multi makes it MULTIPOLYGON
+-- EMPTY, which the table's CHECK refuses), and ST_MakeValid of such a polygon returns a
+-- point made of uninitialised memory. So such rings (and parts whose shell is empty) are
+-- dropped before anything else looks at the geometry; nothing of its area or shape changes.
+CREATE OR REPLACE FUNCTION ops.ingest_drop_empty_rings(g geometry) RETURNS geometry
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  part_no integer[];
+  ring_no integer[];
+  lines geometry[];
+  parts geometry[];
+BEGIN
+  IF g IS NULL OR GeometryType(g) NOT IN ('POLYGON', 'MULTIPOLYGON') THEN
+    RETURN g;
+  END IF;
+  SELECT array_agg(coalesce(d.path[1], 1)), array_agg(r.path[1]), array_agg(ST_ExteriorRing(r.geom))
+  INTO part_no, ring_no, lines
+  FROM ST_Dump(g) d CROSS JOIN LATERAL ST_DumpRings(d.geom) r
+  WHERE ST_NPoints(r.geom) > 0;
+  -- ST_MakePolygon refuses an open ring or one of fewer than 4 points (an exception would
+  -- fail the whole file): such a polygon is invalid anyway, and is left to ST_MakeValid.
+  IF EXISTS (SELECT 1 FROM unnest(lines) l WHERE NOT ST_IsClosed(l) OR ST_NPoints(l) < 4) THEN
+    RETURN g;
+  END IF;
+  SELECT array_agg(ST_MakePolygon(x.shell, x.holes) ORDER BY x.part) INTO parts
+  FROM (SELECT u.part, (array_agg(u.line) FILTER (WHERE u.ring = 0))[1] AS shell,
+               coalesce(array_agg(u.line ORDER BY u.ring) FILTER (WHERE u.ring > 0), '{}')
+                 AS holes
+        FROM unnest(part_no, ring_no, lines) u(part, ring, line) GROUP BY u.part
+        HAVING count(*) FILTER (WHERE u.ring = 0) = 1) x;
+  IF parts IS NULL THEN
+    RETURN ST_SetSRID(CASE GeometryType(g) WHEN 'POLYGON' THEN 'POLYGON EMPTY'::geometry
+                                           ELSE 'MULTIPOLYGON EMPTY'::geometry END,
+                      ST_SRID(g));
+  ELSIF GeometryType(g) = 'POLYGON' THEN
+    RETURN ST_SetSRID(parts[1], ST_SRID(g));
+  END IF;
+  RETURN ST_SetSRID(ST_Multi(ST_Collect(parts)), ST_SRID(g));
+END $$;
+COMMENT ON FUNCTION ops.ingest_drop_empty_rings(geometry) IS
+  'Ingest: a polygon without its rings of no points and its parts with an empty shell (an '
+  'empty polygon when nothing is left); other geometries unchanged.';
+
 DROP FUNCTION IF EXISTS ops.ingest_geometry(geometry, text, integer, text, integer,
                                          double precision);
+DROP FUNCTION IF EXISTS ops.ingest_geometry(geometry, text, integer, text, integer,
+                                         double precision, geometry);
 CREATE FUNCTION ops.ingest_geometry(g geometry, p_target text, p_src_srid integer,
                                     p_src_proj text, p_work_srid integer,
                                     p_max_change double precision,
+                                    p_moved geometry DEFAULT NULL,
                                     OUT geom geometry, OUT problem text, OUT reason text,
                                     OUT curved boolean, OUT zm boolean, OUT repaired boolean,
                                     OUT measure_before double precision,
-                                    OUT measure_after double precision, OUT source_type text)
+                                    OUT measure_after double precision, OUT source_type text,
+                                    OUT emptied boolean)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 -- problem: missing (null or empty), type (another dimension), unrepairable (ST_MakeValid
 -- leaves nothing of the layer's dimension) or change (the repair would change the area or
 -- length by more than p_max_change, a fraction); NULL when geom is good to store.
+-- p_moved: g already in the working CRS, when the caller transformed a whole file at once
+-- (a CRS given by its definition costs PostGIS a new PROJ transformation per call, 50 ms);
+-- used only for a straight 2D g, the geometry the transform here would be given.
 -- PL/pgSQL, not SQL: every step is a simple expression, which costs microseconds per feature
 -- where a non-inlined SQL function re-runs a small plan per call.
 DECLARE
@@ -234,6 +286,7 @@ BEGIN
   curved := false;
   zm := false;
   repaired := false;
+  emptied := false;
   IF g IS NULL OR ST_IsEmpty(g) THEN
     problem := 'missing';
     RETURN;
@@ -249,15 +302,38 @@ BEGIN
   IF zm THEN
     flat := ST_Force2D(flat);
   END IF;
+  IF curved OR zm THEN
+    p_moved := NULL;
+  END IF;
+  -- (a valid polygon's rings are closed: ST_IsClosed costs a look at each ring's ends)
+  IF GeometryType(flat) IN ('POLYGON', 'MULTIPOLYGON') AND NOT ST_IsClosed(flat) THEN
+    fixed := ops.ingest_drop_empty_rings(flat);
+    IF ST_NRings(fixed) < ST_NRings(flat) OR ST_NumGeometries(fixed) < ST_NumGeometries(flat)
+    THEN
+      emptied := true;
+      flat := fixed;
+      p_moved := ops.ingest_drop_empty_rings(p_moved);
+    END IF;
+    fixed := NULL;
+  END IF;
+  IF ST_IsEmpty(flat) THEN
+    problem := 'missing';
+    RETURN;
+  END IF;
   -- A geometry invalid as delivered stays a defect of the delivery even when the transform
   -- happens to move its vertices apart: it is repaired (and recorded) all the same.
   IF p_src_srid IS DISTINCT FROM p_work_srid THEN
     valid_as_delivered := ST_IsValid(flat);
   END IF;
-  moved := ops.ingest_fit_type(ops.ingest_transform(flat, p_src_srid, p_src_proj, p_work_srid),
+  moved := ops.ingest_fit_type(coalesce(p_moved, ops.ingest_transform(flat, p_src_srid,
+                                                                      p_src_proj, p_work_srid)),
                                p_target);
   IF moved IS NULL THEN
     problem := 'type';
+    RETURN;
+  END IF;
+  IF ST_IsEmpty(moved) THEN  -- judged on what would be stored, not on what was delivered
+    problem := 'missing';
     RETURN;
   END IF;
   IF valid_as_delivered AND ST_IsValid(moved) THEN
@@ -282,7 +358,7 @@ BEGIN
   END IF;
 END $$;
 COMMENT ON FUNCTION ops.ingest_geometry(geometry, text, integer, text, integer,
-                                        double precision) IS
+                                        double precision, geometry) IS
   'Ingest: a delivered geometry linearised, 2D, in the working CRS and the layer''s type, '
   'repaired when ST_MakeValid keeps its area within p_max_change; or the problem that stops it.';
 
@@ -293,7 +369,9 @@ REVOKE ALL ON FUNCTION ops.ingest_map(text, jsonb), ops.ingest_code(text, jsonb)
   ops.ingest_ref_problem(text, integer, text, text),
   ops.ingest_transform(geometry, integer, text, integer), ops.ingest_fit_type(geometry, text),
   ops.ingest_make_valid(geometry, text), ops.ingest_measure(geometry),
-  ops.ingest_geometry(geometry, text, integer, text, integer, double precision) FROM PUBLIC;
+  ops.ingest_drop_empty_rings(geometry),
+  ops.ingest_geometry(geometry, text, integer, text, integer, double precision, geometry)
+  FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ops.ingest_map(text, jsonb), ops.ingest_code(text, jsonb),
   ops.ingest_int(text), ops.ingest_numeric(text), ops.ingest_bool(text), ops.ingest_date(text),
   ops.ingest_jsonb(text), ops.ingest_text_array(text),
@@ -301,4 +379,6 @@ GRANT EXECUTE ON FUNCTION ops.ingest_map(text, jsonb), ops.ingest_code(text, jso
   ops.ingest_ref_problem(text, integer, text, text),
   ops.ingest_transform(geometry, integer, text, integer), ops.ingest_fit_type(geometry, text),
   ops.ingest_make_valid(geometry, text), ops.ingest_measure(geometry),
-  ops.ingest_geometry(geometry, text, integer, text, integer, double precision) TO rulem_etl;
+  ops.ingest_drop_empty_rings(geometry),
+  ops.ingest_geometry(geometry, text, integer, text, integer, double precision, geometry)
+  TO rulem_etl;
