@@ -23,7 +23,7 @@ import pyproj
 import pytest
 import shapely
 import sqlalchemy as sa
-from ingest_helpers import X0, Y0, fingerprint, rows, scalar, square, write_csv, write_gpkg
+from ingest_helpers import X0, Y0, bowtie, fingerprint, rows, scalar, square, write_csv, write_gpkg
 
 from etl.ingest import ingest
 from etl.limits import Limits
@@ -358,6 +358,87 @@ def test_geos_validity_cases_without_broken_coordinates_are_judged_one_by_one(
     empty_shell = next(i for i, c in enumerate(rest, start=1)
                        if c["wkt"] == "POLYGON (EMPTY, EMPTY, EMPTY)")
     assert "null or empty geometry" in skipped[str(empty_shell)]
+
+
+def test_rings_and_parts_of_no_points(db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """GDAL reads 'POLYGON ((...), EMPTY)' as a polygon with a ring of no points: valid to
+    GEOS, but ST_IsEmpty judges a polygon by its ring count and ST_MakeValid of it returns a
+    point of uninitialised memory. Such rings and parts are dropped (area unchanged, noted); a
+    polygon of empty rings only is empty (it became MULTIPOLYGON EMPTY and failed the table's
+    CHECK for the whole file)."""
+    def ring(i: int) -> str:
+        x, y = X0 + i * 110, Y0
+        return f"({x} {y}, {x + 100} {y}, {x + 100} {y + 100}, {x} {y + 100}, {x} {y})"
+    path = write_csv(tmp_path / "empty_rings.csv", ["feature_key", "wkt"], [
+        ["hole", f"POLYGON ({ring(0)}, EMPTY)"],
+        ["shell", "POLYGON (EMPTY, EMPTY)"],
+        ["part", f"MULTIPOLYGON (({ring(2)}), EMPTY)"],
+        ["plain", f"POLYGON ({ring(3)})"]])
+    err = _refused(db_url, engine, r"feature 2 \(key shell\): geometry: null or empty geometry",
+                   "central_wetland_seed", path, crs="EPSG:26915")
+    assert err.total == 1
+    result = ingest(db_url, "central_wetland_seed", path, crs="EPSG:26915",
+                    skip_bad_features=True)
+    assert (result.inserted, result.skipped) == (3, 1)
+    stored = dict(rows(engine, "SELECT source_fid, ST_Area(geom) FROM core.central_wetland_seed "
+                               "WHERE ST_IsClosed(geom) AND ST_NRings(geom) = 1"))
+    assert stored == {"1": pytest.approx(1e4), "3": pytest.approx(1e4), "4": pytest.approx(1e4)}
+    (detail,), = rows(engine, "SELECT detail FROM ops.batch_note WHERE batch_id = :b AND "
+                              "message LIKE '2 features had rings or parts of no points%'",
+                      b=result.batch_id)
+    assert detail["first_fids"] == ["1", "3"]
+
+
+_PASS_THROUGH = """
+CREATE OR REPLACE FUNCTION ops.ingest_geometry(g geometry, p_target text, p_src_srid integer,
+    p_src_proj text, p_work_srid integer, p_max_change double precision,
+    p_moved geometry DEFAULT NULL, OUT geom geometry, OUT problem text, OUT reason text,
+    OUT curved boolean, OUT zm boolean, OUT repaired boolean, OUT measure_before float8,
+    OUT measure_after float8, OUT source_type text, OUT emptied boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+  geom := {result};
+  curved := false; zm := false; repaired := false; emptied := false;
+  source_type := GeometryType(g);
+END $$"""
+
+
+@pytest.mark.parametrize("result, reason", [
+    ("ST_Multi(ST_SetSRID(g, p_work_srid))", r"Self-intersection"),
+    ("ST_SetSRID('MULTIPOLYGON EMPTY'::geometry, p_work_srid)", r"empty")])
+def test_a_geometry_the_table_would_refuse_is_named_not_a_constraint_error(
+        db_url: str, engine: sa.Engine, tmp_path: Path, result: str, reason: str) -> None:
+    """The last check of ops.ingest_prepare, proven by a defect put into this test's own
+    database: ops.ingest_geometry passing an invalid (or empty) geometry through unrepaired."""
+    with engine.begin() as conn:
+        conn.execute(sa.text(_PASS_THROUGH.replace("{result}", result)))
+    path = _parcels(tmp_path / "seeds.gpkg", [square(0), bowtie(1)])
+    _refused(db_url, engine, rf"feature 2: geometry: prepared for storing, it is still invalid "
+             rf"or empty \({reason}.*\), so the table would refuse it", "central_wetland_seed",
+             path)
+    loaded = ingest(db_url, "central_wetland_seed", path, skip_bad_features=True)
+    assert (loaded.inserted, loaded.skipped) == (1, 1)
+
+
+def test_a_crs_given_by_its_definition_transforms_each_feature_as_its_own(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """Features in a CRS without an EPSG code are transformed 1,000 to a PostGIS call (one
+    PROJ transformation each); every feature, on either side of a chunk's edge, gets its own
+    geometry back: the one pyproj gives, to the micrometre."""
+    n = 1_003
+    polygons = [shapely.box(10 * (i % 40), 10 * (i // 40), 10 * (i % 40) + 1 + i / n,
+                            10 * (i // 40) + 2) for i in range(n)]
+    path = _parcels(tmp_path / "local.gpkg", polygons)
+    pyogrio.write_dataframe(gpd.read_file(path).set_crs(GEOS_CRS, allow_override=True),
+                            tmp_path / "defined.gpkg")
+    result = ingest(db_url, "parcel", tmp_path / "defined.gpkg")
+    assert result.inserted == n
+    to_work = pyproj.Transformer.from_crs(GEOS_CRS, "EPSG:26915", always_xy=True).transform
+    stored = dict(rows(engine, "SELECT pin, ST_AsBinary(geom) FROM core.parcel"))
+    for i, polygon in enumerate(polygons):
+        expected = shapely.transform(polygon, to_work, interleaved=False)
+        got = shapely.from_wkb(bytes(stored[f"P{i}"]))
+        assert shapely.equals_exact(got.geoms[0], expected, tolerance=1e-6), i
 
 
 @pytest.mark.slow
