@@ -375,7 +375,10 @@ BEGIN
     EXECUTE slow;
     EXECUTE guard;
   END IF;
-  EXECUTE format('ANALYZE %s', prep);
+  -- Statistics of the columns later statements join and filter on only: the row count comes
+  -- with them, and the geometry's statistics (0.2 s per 100,000 features) serve no plan here.
+  EXECUTE format('ANALYZE %s (%s)', prep, concat_ws(', ', '_row', '_key', quote_ident(owner_col),
+                 quote_ident('_v_' || owner_col)));
 
   -- Problems, one row each: (_row, kind, field, message, detail).
   EXECUTE format('DROP TABLE IF EXISTS %s', prob);
