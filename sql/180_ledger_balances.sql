@@ -164,38 +164,38 @@ BEGIN
            round(m.district, 4) AS district_project_credit_acres,
            round(m.unallocated, 4) AS unallocated_balance_acres,
            round(m.credit - m.required, 4) AS balance_acres, %2$s AS status,
-           (SELECT count(*) FROM (
-              SELECT 1 FROM ledger.entry x
-              WHERE x.plan_area_id = pa.plan_area_id AND x.posted_at <= {at}
-                AND x.parcel_id IS NOT NULL AND x.entry_kind <> 'memo'
-              GROUP BY x.parcel_id
-              HAVING round(sum(CASE x.entry_kind WHEN 'credit' THEN x.acres
-                                                 ELSE -x.acres END), 4) < 0) d)
-             AS parcels_in_deficit,
-           (SELECT count(*) FROM (
-              SELECT 1 FROM ledger.entry x
-              WHERE x.plan_area_id = pa.plan_area_id AND x.posted_at <= {at}
-                AND x.permit_id IS NOT NULL AND x.entry_kind <> 'memo'
-              GROUP BY x.permit_id
-              HAVING round(sum(CASE x.entry_kind WHEN 'credit' THEN x.acres
-                                                 ELSE -x.acres END), 4) < 0) d)
-             AS permits_in_deficit,
+           m.parcels_in_deficit, m.permits_in_deficit,
            (SELECT ST_Multi(ST_Union(c.geom ORDER BY c.version_id))
             FROM core.cwmp_area c
             WHERE c.plan_area_id = pa.plan_area_id AND c.valid_from <= {at}
               AND (c.valid_to IS NULL OR c.valid_to > {at}))::geometry(MultiPolygon, %3$s)
              AS geom
     FROM core.plan_area pa
-    CROSS JOIN LATERAL (
+    CROSS JOIN LATERAL (  -- the plan area's entries read once, not once per figure
+      WITH e AS MATERIALIZED (
+        SELECT x.measure, x.entry_kind, x.acres, x.parcel_id, x.permit_id, x.district_project
+        FROM ledger.entry x
+        WHERE x.plan_area_id = pa.plan_area_id AND x.posted_at <= {at})
       SELECT %1$s,
              coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit'
                                              AND e.district_project IS NOT NULL), 0)
                AS district,
              coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres
                                            WHEN 'debit' THEN -e.acres END)
-                        FILTER (WHERE e.parcel_id IS NULL), 0) AS unallocated
-      FROM ledger.entry e
-      WHERE e.plan_area_id = pa.plan_area_id AND e.posted_at <= {at}) m$t$,
+                        FILTER (WHERE e.parcel_id IS NULL), 0) AS unallocated,
+             (SELECT count(*) FROM (
+                SELECT 1 FROM e x WHERE x.parcel_id IS NOT NULL AND x.entry_kind <> 'memo'
+                GROUP BY x.parcel_id
+                HAVING round(sum(CASE x.entry_kind WHEN 'credit' THEN x.acres
+                                                   ELSE -x.acres END), 4) < 0) d)
+               AS parcels_in_deficit,
+             (SELECT count(*) FROM (
+                SELECT 1 FROM e x WHERE x.permit_id IS NOT NULL AND x.entry_kind <> 'memo'
+                GROUP BY x.permit_id
+                HAVING round(sum(CASE x.entry_kind WHEN 'credit' THEN x.acres
+                                                   ELSE -x.acres END), 4) < 0) d)
+               AS permits_in_deficit
+      FROM e) m$t$,
     sums, status, srid);
 
   EXECUTE 'CREATE VIEW pub.parcel_balance AS '

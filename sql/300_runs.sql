@@ -317,12 +317,14 @@ DECLARE
   v_files integer;
 BEGIN
   SELECT * INTO v_run FROM ops.run WHERE run_id = p_run_id;
-  SELECT to_jsonb(b) - 'geom' INTO v_plan
-  FROM pub.plan_balance b
-  WHERE coalesce((to_jsonb(b) ->> 'plan_area_id')::integer,
-                 (SELECT pa.plan_area_id FROM core.plan_area pa
-                   WHERE pa.code = to_jsonb(b) ->> 'plan_area')) = v_run.plan_area_id;
   SELECT plan_totals INTO v_prev_plan FROM ops.run WHERE run_id = v_run.previous_run_id;
+  IF v_run.parcels_seen_in_run_id IS NOT NULL AND v_prev_plan IS NOT NULL THEN
+    v_plan := v_prev_plan;  -- the same ledger entries (ops.balance_state): the same totals
+  ELSE
+    SELECT to_jsonb(b) - 'geom' INTO v_plan
+    FROM pub.plan_balance b
+    WHERE b.plan_area_id = v_run.plan_area_id;
+  END IF;
   SELECT count(*) INTO v_entries FROM ledger.entry WHERE run_id = v_run.ledger_run_id;
   SELECT count(*) FILTER (WHERE change = 'new'), count(*) FILTER (WHERE change = 'resolved'),
          count(*) FILTER (WHERE change = 'changed')
