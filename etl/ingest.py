@@ -31,6 +31,7 @@ import sqlalchemy as sa
 from etl import crs as crsmod
 from etl import staging
 from etl.fields import ColumnPlan, Mapping, key_field, layer_of, load_mapping, plan_columns
+from etl.memory import release_free_memory
 from etl.problems import IngestError, IngestRefused, Problem, refuse
 from etl.progress import Progress, Silent
 from etl.reading import ReadLog, ahead, batches
@@ -338,6 +339,8 @@ class _Ingest:
                     fields = batch_fields
                     staging.create_table(cur, table, fields)
                 staging.copy_csv(cur, table, fields, text)
+                del text
+                release_free_memory()
                 rows += n
                 self.progress.rows(rows, src.feature_count)
         finally:
