@@ -209,7 +209,7 @@ def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_
     url = _url()
     plan = runs.plan_area(url, plan_area)
     places = _places(Path(inbox), _path(archive), _path(quarantine)) if inbox else None
-    with runs.ReconcileLock(url, plan) as lock:
+    with dbmod.reusing_connections(), runs.ReconcileLock(url, plan) as lock:
         run_id = lock.start_run("nightly_reconciliation", started_via,
                                 str(places.inbox) if places else None, _prefect_flow_run_id())
         _log(f"run {run_id}: plan area {plan.code}")
