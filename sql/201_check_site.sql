@@ -60,15 +60,12 @@ LANGUAGE sql STABLE AS $$
            CASE WHEN gone.geom IS NOT NULL AND ST_Intersects(w.geom, gone.geom)
                 THEN ST_CollectionExtract(ST_Difference(w.geom, gone.geom), 3)
                 ELSE w.geom END AS geom
-    FROM core.wetland_layer(p_plan_area_id, p_on) w, gone
-    WHERE p_near IS NULL
-    UNION ALL  -- near a place: only the wetlands around it are clipped (sql/050)
-    SELECT w.wetland_id,
-           CASE WHEN gone.geom IS NOT NULL AND ST_Intersects(w.geom, gone.geom)
-                THEN ST_CollectionExtract(ST_Difference(w.geom, gone.geom), 3)
-                ELSE w.geom END AS geom
-    FROM core.wetland_layer_near(p_plan_area_id, p_on, p_near) w, gone
-    WHERE p_near IS NOT NULL AND w.geom && p_near
+    FROM (SELECT l.wetland_id, l.geom FROM core.wetland_layer(p_plan_area_id, p_on) l
+          WHERE p_near IS NULL
+          UNION ALL  -- near a place: only the wetlands around it are clipped (sql/050)
+          SELECT l.wetland_id, l.geom
+          FROM core.wetland_layer_near(p_plan_area_id, p_on, p_near) l
+          WHERE p_near IS NOT NULL AND l.geom && p_near) w, gone
   )
   SELECT b.wetland_id, NULL::bigint, b.geom FROM base b WHERE NOT ST_IsEmpty(b.geom)
   UNION ALL

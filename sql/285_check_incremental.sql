@@ -283,6 +283,7 @@ DECLARE
   base checks.run;
   rid bigint;
   ids bigint[];
+  in_scope_ids bigint[];  -- the permits the checks look at now, read once
   district boolean;
   why jsonb;
   in_scope integer;
@@ -312,10 +313,10 @@ BEGIN
   WHERE r.plan_area_id = p_plan_area_id AND r.permit_id IS NOT NULL AND r.run_id > base.run_id
   GROUP BY r.permit_id;
 
-  SELECT count(*) INTO in_scope FROM checks.permits_in_scope(p_plan_area_id);
+  in_scope_ids := ARRAY(SELECT s.permit_id FROM checks.permits_in_scope(p_plan_area_id) s);
+  in_scope := cardinality(in_scope_ids);
   SELECT array_agg(DISTINCT c.permit_id ORDER BY c.permit_id) FILTER (
-           WHERE c.scope = 'permit' AND c.permit_id IN (
-             SELECT s.permit_id FROM checks.permits_in_scope(p_plan_area_id) s)),
+           WHERE c.scope = 'permit' AND c.permit_id = ANY (in_scope_ids)),
          bool_or(c.scope = 'district'),
          jsonb_object_agg(coalesce(c.permit_id::text, c.scope), c.why)
     INTO ids, district, why
@@ -355,8 +356,7 @@ BEGIN
   FROM checks.finding f
   WHERE f.run_id = base.run_id
     AND ((f.permit_id IS NULL AND NOT district)
-         OR (f.permit_id <> ALL (ids) AND f.permit_id IN (
-               SELECT s.permit_id FROM checks.permits_in_scope(p_plan_area_id) s)));
+         OR (f.permit_id <> ALL (ids) AND f.permit_id = ANY (in_scope_ids)));
   INSERT INTO checks.outcome (run_id, plan_area_id, permit_id, paragraph, check_code,
                               outcome, measured_value, limit_value, unit, evaluated_count,
                               finding_count, message)
@@ -365,7 +365,7 @@ BEGIN
          o.message
   FROM checks.outcome o
   WHERE o.run_id = base.run_id AND o.permit_id <> ALL (ids)
-    AND o.permit_id IN (SELECT s.permit_id FROM checks.permits_in_scope(p_plan_area_id) s);
+    AND o.permit_id = ANY (in_scope_ids);
   UPDATE checks.run SET rechecked_count = cardinality(ids) WHERE run_id = rid;
   PERFORM checks.finish_run(rid);
   RETURN rid;
