@@ -34,7 +34,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
   )
   SELECT w.wetland_id, w.version_id, w.delineation_id, w.circular39_type, w.post_cwmp_type,
          w.susceptibility_class,
-         CASE WHEN v.whole OR ST_CoveredBy(w.geom, v.area) THEN w.geom
+         CASE WHEN v.whole OR ST_Covers(v.area, w.geom) THEN w.geom
               ELSE ST_Multi(ST_CollectionExtract(ST_Intersection(w.geom, v.area), 3)) END
   FROM core.wetland w
   JOIN visible v ON v.delineation_id = w.delineation_id
@@ -89,7 +89,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
   )
   SELECT w.wetland_id, w.version_id, w.delineation_id, w.circular39_type, w.post_cwmp_type,
          w.susceptibility_class,
-         CASE WHEN v.whole OR ST_CoveredBy(w.geom, v.area) THEN w.geom
+         CASE WHEN v.whole OR ST_Covers(v.area, w.geom) THEN w.geom
               ELSE ST_Multi(ST_CollectionExtract(ST_Intersection(w.geom, v.area), 3)) END
   FROM near w
   JOIN visible v ON v.delineation_id = w.delineation_id

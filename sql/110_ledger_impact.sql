@@ -45,22 +45,31 @@ LANGUAGE sql STABLE AS $$
     SELECT imp.owner_no, b.version_id, b.delineation_version_id, b.wetland_piece_id,
            ledger.meet(imp.full_g, b.geom) AS full_p,
            ledger.meet(imp.partial_only, b.geom) AS partial_p
-    FROM imp
-    CROSS JOIN LATERAL ledger.baseline_wetland(p_plan_area_id, imp.on_date, imp.box) b
+    FROM (SELECT array_agg(imp.owner_no ORDER BY imp.owner_no) AS nos,
+                 array_agg(imp.on_date ORDER BY imp.owner_no) AS dates,
+                 array_agg(imp.box ORDER BY imp.owner_no) AS boxes FROM imp) a
+    CROSS JOIN LATERAL ledger.baseline_pieces(p_plan_area_id, a.nos, a.dates, a.boxes) b
+    JOIN imp ON imp.owner_no = b.owner_no
     WHERE ST_Intersects(b.geom, imp.full_g) OR ST_Intersects(b.geom, imp.partial_only)
-  ), wet AS (                  -- the pieces' parts unioned: overlapping wetlands count once
+  ), wet AS (                  -- the pieces' parts: overlapping wetlands count once
     SELECT cut.owner_no,
-           ledger.union_all(array_agg(cut.full_p ORDER BY cut.wetland_piece_id)) AS full_p,
-           ledger.union_all(array_agg(cut.partial_p ORDER BY cut.wetland_piece_id)) AS partial_p,
+           array_agg(cut.full_p ORDER BY cut.wetland_piece_id) AS full_parts,
+           array_agg(cut.partial_p ORDER BY cut.wetland_piece_id) AS partial_parts,
            array_agg(DISTINCT cut.version_id) AS versions,
            array_agg(DISTINCT cut.delineation_version_id) AS dversions
     FROM cut
     GROUP BY cut.owner_no
+  ), u AS (                    -- unioned, unless one piece covers the whole impact
+    SELECT imp.owner_no, imp.factor, imp.versions, wet.versions AS wversions, wet.dversions,
+           ledger.union_within(imp.full_g, wet.full_parts) AS full_p,
+           ledger.union_within(imp.partial_only, wet.partial_parts) AS partial_p
+    FROM imp LEFT JOIN wet ON wet.owner_no = imp.owner_no
+    OFFSET 0                   -- once per owner, not once per use
   )
-  SELECT imp.owner_no, wet.full_p, wet.partial_p,
-         ledger.acres(wet.full_p) + imp.factor * ledger.acres(wet.partial_p),
-         imp.versions, wet.versions, wet.dversions
-  FROM imp LEFT JOIN wet ON wet.owner_no = imp.owner_no
+  SELECT u.owner_no, u.full_p, u.partial_p,
+         ledger.acres(u.full_p) + u.factor * ledger.acres(u.partial_p),
+         u.versions, u.wversions, u.dversions
+  FROM u
 $$;
 COMMENT ON FUNCTION ledger.impact_measures(integer, bigint[], date[], numeric[]) IS
   'Impact of permits (parallel arrays: permit, baseline date, partial_drain_factor; owner_no = '

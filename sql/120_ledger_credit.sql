@@ -66,11 +66,14 @@ LANGUAGE sql STABLE AS $$
     SELECT u.*, o.on_date, o.ordinal FROM u JOIN o ON o.owner_no = u.owner_no
   ), wet AS (                  -- baseline wetland inside the replacement area, from pieces
     SELECT uo.owner_no,
-           ledger.union_all(array_agg(ledger.meet(uo.wet_any, b.geom)
-                                      ORDER BY b.wetland_piece_id)) AS geom,
+           array_agg(ledger.meet(uo.wet_any, b.geom) ORDER BY b.wetland_piece_id) AS parts,
            array_agg(DISTINCT b.version_id) AS versions,
            array_agg(DISTINCT b.delineation_version_id) AS dversions
-    FROM uo CROSS JOIN LATERAL ledger.baseline_wetland(p_plan_area_id, uo.on_date, uo.box) b
+    FROM (SELECT array_agg(uo.owner_no ORDER BY uo.owner_no) AS nos,
+                 array_agg(uo.on_date ORDER BY uo.owner_no) AS dates,
+                 array_agg(uo.box ORDER BY uo.owner_no) AS boxes FROM uo) a
+    CROSS JOIN LATERAL ledger.baseline_pieces(p_plan_area_id, a.nos, a.dates, a.boxes) b
+    JOIN uo ON uo.owner_no = b.owner_no
     WHERE ST_Intersects(b.geom, uo.wet_any)
     GROUP BY uo.owner_no
   ), buf AS (                  -- declared buffers inside it
@@ -96,13 +99,14 @@ LANGUAGE sql STABLE AS $$
            array_agg(c.version_id ORDER BY c.version_id) AS versions
     FROM core.cwmp_area c
     WHERE c.valid_to IS NULL AND c.plan_area_id = p_plan_area_id
-  ), parts AS (
+  ), parts AS MATERIALIZED (  -- once per owner: the SELECT below uses excluded three times
     SELECT uo.owner_no, uo.versions, uo.wet_any, wet.versions AS wversions, wet.dversions,
            buf.versions AS bversions, her.versions AS hversions, cw.versions AS cversions,
            uo.cert,
            ledger.minus(uo.cons, uo.cert) AS cons,
            ledger.minus(uo.prop, ledger.union_all(ARRAY[uo.cert, uo.cons])) AS prop,
-           ledger.union_all(ARRAY[wet.geom, buf.geom, her.geom, uo.upland]) AS excluded,
+           ledger.union_all(ARRAY[ledger.union_within(uo.wet_any, wet.parts), buf.geom, her.geom,
+                                  uo.upland]) AS excluded,
            cw.geom AS plan
     FROM uo
     LEFT JOIN wet ON wet.owner_no = uo.owner_no

@@ -22,6 +22,7 @@ LANGUAGE sql STABLE AS $$
     FROM core.parcel p
     WHERE p_geom IS NOT NULL AND p.valid_to IS NULL AND p.plan_area_id = p_plan_area_id
       AND p.geom && p_geom AND ST_Intersects(p.geom, p_geom)
+    OFFSET 0      -- else the planner copies the overlay into the filter below: computed twice
   ) x
   WHERE x.acres > 0
 $$;

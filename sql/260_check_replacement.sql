@@ -58,7 +58,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
              p_plan_area_id, r.on_date, 'upland', r.geom)) AS part
     FROM repl r WHERE r.component = 'wetland'
   ), outside_plan AS (
-    SELECT r.*, CASE WHEN ST_CoveredBy(r.geom, plan.geom) THEN NULL  -- the usual case, no overlay
+    SELECT r.*, CASE WHEN ST_Covers(plan.geom, r.geom) THEN NULL  -- the usual case, no overlay
                      ELSE ledger.minus(r.geom, plan.geom) END AS part
     FROM repl r, plan
   ), outside_figure5 AS (
