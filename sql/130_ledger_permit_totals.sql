@@ -47,7 +47,7 @@ DECLARE
   o record;
 BEGIN
   -- The owners that carry something, their baseline dates and the parameters in force then
-  -- (looked up once per distinct date), as parallel arrays for the set-based measures.
+  -- (looked up for all dates in one query), as parallel arrays for the set-based measures.
   WITH own AS (
     SELECT pm.permit_id, NULL::text AS district_project, pm.version_id AS permit_version_id,
            ledger.permit_baseline_on(pm.baseline_on, pm.decided_on) AS measured_on,
@@ -62,9 +62,8 @@ BEGIN
       AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
     GROUP BY r.district_project
   ), prm AS (
-    SELECT d.measured_on, x.*
-    FROM (SELECT DISTINCT own.measured_on FROM own) d
-    CROSS JOIN LATERAL ledger.parameters(p_plan_area_id, d.measured_on) x
+    SELECT x.on_date AS measured_on, x.*
+    FROM ledger.parameters_on(p_plan_area_id, ARRAY(SELECT own.measured_on FROM own)) x
   )
   SELECT array_agg(own.permit_id ORDER BY own.permit_id, own.district_project) AS permits,
          array_agg(own.district_project ORDER BY own.permit_id, own.district_project)
