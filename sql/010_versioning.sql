@@ -213,13 +213,23 @@ COMMENT ON FUNCTION core.reference_columns(text) IS
   'names; what the reference checks check.';
 
 -- The SQL of one table's check: rows of p_rows (a table or transition table, alias n) whose
--- references do not resolve, as (version_id, column_name, value, problem).
-CREATE OR REPLACE FUNCTION core.reference_check_sql(p_table text, p_rows text)
+-- references do not resolve, as (version_id, column_name, value, problem). p_per_value: a
+-- statement's check probes each distinct value of a reference to another feature or a batch
+-- once (reporting one of its versions), the audit every stored row.
+DROP FUNCTION IF EXISTS core.reference_check_sql(text, text);
+CREATE OR REPLACE FUNCTION core.reference_check_sql(p_table text, p_rows text,
+                                                    p_per_value boolean DEFAULT false)
 RETURNS text LANGUAGE plpgsql STABLE AS $$
 DECLARE
   r record;
   b text;
   parts text[] := ARRAY[]::text[];
+  -- the rows (version, value) of one reference column, %1$I: per row, or per distinct value
+  src text := CASE WHEN p_per_value
+    THEN '(SELECT min(n.version_id) AS version_id, n.%1$I AS value FROM ' || p_rows
+         || ' n WHERE n.%1$I IS NOT NULL GROUP BY n.%1$I)'
+    ELSE '(SELECT n.version_id, n.%1$I AS value FROM ' || p_rows
+         || ' n WHERE n.%1$I IS NOT NULL)' END;
 BEGIN
   FOR r IN SELECT * FROM core.reference_columns(p_table) LOOP
     IF r.column_name = p_table || '_id' THEN
@@ -231,26 +241,28 @@ BEGIN
         r.column_name, 'is not a ' || p_table || ' of this plan area in core.feature',
         p_rows, p_table);
     ELSE
+      -- references to other features and batches take few distinct values (a file's permits,
+      -- its batch): each value is probed once, not once per row (0.1 s per 100,000 rows)
       parts := parts || format(
-        'SELECT n.version_id, %1$L::text AS column_name, n.%1$I AS value, %2$L::text AS problem '
+        'SELECT n.version_id, %1$L::text AS column_name, n.value, %2$L::text AS problem '
         'FROM %3$s n '
-        'WHERE n.%1$I IS NOT NULL AND NOT EXISTS (SELECT 1 FROM core.feature f '
-        'WHERE f.feature_id = n.%1$I%4$s)',
+        'WHERE NOT EXISTS (SELECT 1 FROM core.feature f WHERE f.feature_id = n.value%4$s)',
         r.column_name, 'is not a ' || coalesce(r.ref_layer, 'feature') || ' in core.feature',
-        p_rows, CASE WHEN r.ref_layer IS NOT NULL THEN format(' AND f.layer = %L', r.ref_layer)
-                     ELSE '' END);
+        format(src, r.column_name),
+        CASE WHEN r.ref_layer IS NOT NULL THEN format(' AND f.layer = %L', r.ref_layer)
+             ELSE '' END);
     END IF;
   END LOOP;
   FOREACH b IN ARRAY ARRAY['batch_id', 'closed_batch_id'] LOOP
     parts := parts || format(
-      'SELECT n.version_id, %1$L::text AS column_name, n.%1$I AS value, '
+      'SELECT n.version_id, %1$L::text AS column_name, n.value, '
       '''is not a batch in ops.batch''::text AS problem '
-      'FROM %2$s n WHERE n.%1$I IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ops.batch b '
-      'WHERE b.batch_id = n.%1$I)', b, p_rows);
+      'FROM %2$s n WHERE NOT EXISTS (SELECT 1 FROM ops.batch b WHERE b.batch_id = n.value)',
+      b, format(src, b));
   END LOOP;
   RETURN array_to_string(parts, ' UNION ALL ');
 END $$;
-COMMENT ON FUNCTION core.reference_check_sql(text, text) IS
+COMMENT ON FUNCTION core.reference_check_sql(text, text, boolean) IS
   'The SQL that lists the rows of a versioned table (or its transition table) whose references '
   'do not resolve.';
 
@@ -391,10 +403,11 @@ BEGIN
         RETURN NULL;
       END $body$
     $f$, t.name,
-      core.reference_check_sql(t.name, 'new_rows'),
+      core.reference_check_sql(t.name, 'new_rows', true),
       core.reference_check_sql(t.name, format(
         '(SELECT cur.* FROM new_rows o JOIN core.%1$I cur ON cur.%2$I = o.%2$I '
-        'AND cur.valid_to IS NULL UNION ALL SELECT o.* FROM new_rows o)', t.name, t.name || '_id')));
+        'AND cur.valid_to IS NULL UNION ALL SELECT o.* FROM new_rows o)', t.name, t.name || '_id'),
+        true));
     EXECUTE format('COMMENT ON FUNCTION core.%1$s_check_references() IS %2$L', t.name,
                    'Trigger: the references of the core.' || t.name || ' versions a statement '
                    || 'writes resolve (once per statement, in place of foreign keys).');
@@ -409,6 +422,7 @@ BEGIN
   END LOOP;
 END $$;
 
-REVOKE ALL ON FUNCTION core.reference_columns(text), core.reference_check_sql(text, text),
+REVOKE ALL ON FUNCTION core.reference_columns(text),
+  core.reference_check_sql(text, text, boolean),
   core.reference_problems() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION core.reference_problems() TO rulem_etl;
