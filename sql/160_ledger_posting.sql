@@ -28,7 +28,8 @@ COMMENT ON FUNCTION ledger.entry_kind(text) IS
 
 CREATE OR REPLACE FUNCTION ledger.owner_key(p_permit_id bigint, p_district_project text)
 RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
-$$ SELECT coalesce('permit:' || p_permit_id, 'project:' || p_district_project) $$;
+$$ SELECT coalesce('permit:' || p_permit_id::text, 'project:' || p_district_project) $$;
+-- (::text: bigint || text is only STABLE, which kept this IMMUTABLE function from inlining)
 COMMENT ON FUNCTION ledger.owner_key(bigint, text) IS
   'One text key for a ledger owner: permit:<id> or project:<name>.';
 

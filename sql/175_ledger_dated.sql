@@ -67,11 +67,10 @@ BEGIN
       GROUP BY r.district_project
       HAVING min(r.status_on) IS NULL
     ) o
-    WHERE NOT EXISTS (      -- an owner already waiting is recomputed anyway
-      SELECT 1 FROM ledger.change_queue c
-      WHERE c.processed_at IS NULL AND c.plan_area_id = v_pa
-        AND c.permit_id IS NOT DISTINCT FROM o.permit_id
-        AND c.district_project IS NOT DISTINCT FROM o.district_project);
+    WHERE ledger.owner_key(o.permit_id, o.district_project) NOT IN (  -- an owner already
+      SELECT ledger.owner_key(c.permit_id, c.district_project)   -- waiting is recomputed
+      FROM ledger.change_queue c                                  -- anyway (one hashed set)
+      WHERE c.processed_at IS NULL AND c.plan_area_id = v_pa);
     GET DIAGNOSTICS k = ROW_COUNT;
     n := n + k;
   END LOOP;
