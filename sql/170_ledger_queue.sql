@@ -335,10 +335,13 @@ DECLARE
   projects text[];
   g record;
 BEGIN
+  -- Rows in owner order, so that a chunk is a run of whole owners: in queue order an owner's
+  -- rows lie far apart (its permit, then its impacts, then ...), and a chunk of the first rows
+  -- took most owners of a big queue with it, leaving the other workers nothing to do.
   SELECT array_agg(q.queue_id) INTO ids
   FROM (SELECT c.queue_id FROM ledger.change_queue c
         WHERE c.processed_at IS NULL
-        ORDER BY c.queue_id LIMIT p_limit
+        ORDER BY c.permit_id, c.district_project, c.queue_id LIMIT p_limit
         FOR UPDATE SKIP LOCKED) q;
   IF ids IS NULL THEN
     RETURN 0;
