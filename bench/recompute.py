@@ -385,51 +385,79 @@ def geopandas_figures(L: dict[str, gpd.GeoDataFrame]) -> dict[str, pd.Series]:
     required = (share * impact.reindex(share.index.get_level_values("permit_id")).values
                 ).groupby(level="parcel_id").sum()
 
-    # Certified credit: wetland components minus the permit's upland components, then minus
-    # baseline wetland, declared buffers and heritage upland ranked BC or better, inside the
-    # plan area.
+    # Credit by status, as the ledger posts it (credit = the counted status, certified here;
+    # credit_constructed and credit_proposed): ground of several statuses counts once, at the
+    # most advanced; each part is the wetland components minus the permit's upland components,
+    # then minus baseline wetland, declared buffers and heritage upland ranked BC or better,
+    # inside the plan area.
     rep = L["replacement"]
-    cert = rep[(rep.component == "wetland") & (rep.status == "certified")].dissolve(
-        by="permit_id").geometry
-    cert = _minus(cert, rep[rep.component == "upland"].dissolve(by="permit_id").geometry)
-    credit = gpd.GeoDataFrame({"permit_id": cert.index}, geometry=cert.values, crs=rep.crs)
-    for layer in (base, L["buffer"], L["heritage"]):
-        credit = gpd.overlay(credit, layer[["geometry"]], how="difference",
-                             keep_geom_type=True)
-    credit = gpd.overlay(credit, L["cwmp"], how="intersection", keep_geom_type=True)
-    credit_acres = (credit.area / ACRE_M2).groupby(credit.permit_id).sum()
-    return {"impact": impact, "credit": credit_acres, "required": required}
+    wet_rep = rep[rep.component == "wetland"]
+    upland = rep[rep.component == "upland"].dissolve(by="permit_id").geometry
+
+    def status(name: str) -> gpd.GeoSeries:
+        return wet_rep[wet_rep.status == name].dissolve(by="permit_id").geometry
+
+    cert, cons, prop = status("certified"), status("constructed"), status("proposed")
+    parts = {"credit": cert, "credit_constructed": _minus(cons, cert),
+             "credit_proposed": _minus(_minus(prop, cert), cons)}
+    out = {"impact": impact, "required": required}
+    for measure, geom in parts.items():
+        geom = _minus(geom, upland)
+        credit = gpd.GeoDataFrame({"permit_id": geom.index}, geometry=geom.values, crs=rep.crs)
+        for layer in (base, L["buffer"], L["heritage"]):
+            credit = gpd.overlay(credit, layer[["geometry"]], how="difference",
+                                 keep_geom_type=True)
+        credit = gpd.overlay(credit, L["cwmp"], how="intersection", keep_geom_type=True)
+        out[measure] = (credit.area / ACRE_M2).groupby(credit.permit_id).sum()
+        if measure == "credit":  # the counted credit on each parcel that hosts it
+            hosted = gpd.overlay(credit[["permit_id", "geometry"]], L["parcel"],
+                                 how="intersection", keep_geom_type=True)
+            out["credit_hosted"] = (hosted.area / ACRE_M2).groupby(hosted.parcel_id).sum()
+    return out
+
+
+# What the comparison reads back from the ledger: per permit (owner) or per parcel.
+SQL_MEASURES = {"impact": "permit_id", "credit": "permit_id", "credit_constructed": "permit_id",
+                "credit_proposed": "permit_id", "required": "parcel_id",
+                "credit_hosted": "parcel_id"}
 
 
 def sql_figures(url: str) -> dict[str, pd.Series]:
+    """The ledger's posted acres for every measure of SQL_MEASURES (permits only: the
+    geopandas side reads no District project)."""
     eng = db.engine(url)
     try:
         with eng.connect() as conn:
-            own = pd.read_sql(sa.text(
-                "SELECT permit_id, sum(acres) FILTER (WHERE measure = 'impact') AS impact, "
-                "sum(acres) FILTER (WHERE measure = 'credit') AS credit "
-                "FROM ledger.entry WHERE permit_id IS NOT NULL GROUP BY permit_id"), conn)
-            req = pd.read_sql(sa.text(
-                "SELECT parcel_id, sum(acres) AS required FROM ledger.entry "
-                "WHERE measure = 'required' AND permit_id IS NOT NULL "
-                "AND parcel_id IS NOT NULL GROUP BY parcel_id"), conn)
+            rows = pd.read_sql(sa.text(
+                "SELECT measure, permit_id, parcel_id, acres FROM ledger.entry "
+                "WHERE permit_id IS NOT NULL AND measure = ANY(:m)"), conn,
+                params={"m": list(SQL_MEASURES)})
     finally:
         eng.dispose()
-    own = own.set_index("permit_id").astype(float)
-    return {"impact": own.impact.dropna(), "credit": own.credit.dropna(),
-            "required": req.set_index("parcel_id").required.astype(float)}
+    rows["acres"] = rows.acres.astype(float)
+    out = {}
+    for measure, key in SQL_MEASURES.items():
+        mine = rows[(rows.measure == measure) & rows[key].notna()]
+        out[measure] = mine.groupby(mine[key].astype("int64")).acres.sum()
+    return out
+
+
+COMPARED = (("impact", "impact acres, per permit"),
+            ("credit", "credit acres (certified), per permit"),
+            ("credit_constructed", "credit constructed, per permit"),
+            ("credit_proposed", "credit proposed, per permit"),
+            ("required", "required acres, per parcel"),
+            ("credit_hosted", "credit hosted, per parcel"))
 
 
 def compare(sql: dict[str, pd.Series], gp: dict[str, pd.Series]) -> None:
-    print("\n  figure                          rulem-db (SQL)      geopandas   max |diff| "
+    print("\n  figure                                  rulem-db (SQL)      geopandas   max |diff| "
           "per row   rows")
-    for key, label in (("impact", "impact acres, all permits"),
-                       ("credit", "certified credit acres"),
-                       ("required", "required acres on parcels")):
+    for key, label in COMPARED:
         a, b = sql[key], gp[key]
         both = pd.concat([a.rename("sql"), b.rename("gp")], axis=1).fillna(0.0)
         diff = (both.sql - both.gp).abs().max()
-        print(f"  {label:<30} {a.sum():14.4f} {b.sum():14.4f}   {diff:18.2e}   {len(both):6d}")
+        print(f"  {label:<38} {a.sum():14.4f} {b.sum():14.4f}   {diff:18.2e}   {len(both):6d}")
 
 
 WETLAND_TOUCHED = """

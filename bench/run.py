@@ -159,10 +159,13 @@ def bench_ingest(run: Run) -> None:
 
 def _largest_difference(sql: dict[str, pd.Series], gp: dict[str, pd.Series]) -> tuple[float,
                                                                                       float]:
-    """The largest per-row difference in acres over impact, credit and required, and the total
-    acres compared (both sets of figures, aligned on permit or parcel)."""
+    """The largest per-row difference in acres over every measure compared (impact, credit by
+    status, required, credit hosted), and the total acres compared (both sets of figures,
+    aligned on permit or parcel)."""
+    from bench import recompute as ledger_bench
+
     worst, total = 0.0, 0.0
-    for key in ("impact", "credit", "required"):
+    for key, _ in ledger_bench.COMPARED:
         both = pd.concat([sql[key].rename("sql"), gp[key].rename("gp")], axis=1).fillna(0.0)
         worst = max(worst, float((both.sql - both.gp).abs().max()))
         total += float(both.sql.sum())
