@@ -185,10 +185,13 @@ COMMENT ON FUNCTION ops.ingest_column_checks(jsonb, text, integer) IS
 
 -- Both steps run without JIT (their cost estimates over staging tables ANALYZEd mid-function
 -- made PostgreSQL compile and optimise 100 functions per statement, about a second per
--- ingest, for queries that run once) and with room to sort and hash 100,000 features in
--- memory instead of on disk.
+-- ingest, for queries that run once), with room to sort and hash 100,000 features in
+-- memory instead of on disk, and with statistics of the staging tables from a sample of
+-- 3,000 rows instead of 30,000 (default_statistics_target 10): the plans need their row
+-- counts and that keys are nearly unique, which the small sample gives as well (ANALYZE of
+-- the prep and match tables cost 0.1 s each per 100,000 features, now 0.02 s).
 CREATE OR REPLACE FUNCTION ops.ingest_prepare(p_spec jsonb) RETURNS jsonb
-LANGUAGE plpgsql SET jit = off SET work_mem = '128MB' AS $$
+LANGUAGE plpgsql SET jit = off SET work_mem = '128MB' SET default_statistics_target = 10 AS $$
 DECLARE
   b          bigint := (p_spec ->> 'batch_id')::bigint;
   lyr        text := p_spec ->> 'layer';
@@ -565,7 +568,7 @@ COMMENT ON FUNCTION ops.ingest_prepare(jsonb) IS
   'staging.b<batch>_prep and records every problem in ops.batch_note; returns counts.';
 
 CREATE OR REPLACE FUNCTION ops.ingest_apply(p_spec jsonb) RETURNS jsonb
-LANGUAGE plpgsql SET jit = off SET work_mem = '128MB' AS $$
+LANGUAGE plpgsql SET jit = off SET work_mem = '128MB' SET default_statistics_target = 10 AS $$
 DECLARE
   b          bigint := (p_spec ->> 'batch_id')::bigint;
   lyr        text := p_spec ->> 'layer';
@@ -583,6 +586,9 @@ DECLARE
   n_changed  bigint := 0;
   n_closed   bigint := 0;
   n_same     bigint := 0;
+  n_keys     bigint := 0;
+  n_to_change bigint := 0;
+  n_to_insert bigint := 0;
   n_skipped  bigint := 0;
   n_repaired bigint := 0;
   scope_sql  text;
@@ -643,33 +649,49 @@ BEGIN
   -- keys): the keys are known to be new, and the layer's ingests are serialised by their
   -- advisory lock; a user registering the same key at the same moment makes this ingest fail
   -- whole (unique violation), to be run again.
-  EXECUTE format(
-    'INSERT INTO core.feature (feature_id, layer, plan_area_id, feature_key) '
-    'SELECT _id, %1$L, %2$s, _key FROM %3$s WHERE _new_key ORDER BY _id',
-    lyr, pa, good);
   EXECUTE format('ANALYZE %s', good);
+  -- What the file holds, counted in one pass; a statement with nothing to write is not run
+  -- (a first load updates nothing, a re-delivery registers few keys or none), so the layer's
+  -- statement triggers do not fire for it.
+  EXECUTE format('SELECT count(*) FILTER (WHERE _new_key), count(*) FILTER (WHERE _changed), '
+                 'count(*) FILTER (WHERE _cur IS NULL), '
+                 'count(*) FILTER (WHERE _cur IS NOT NULL AND NOT _changed) FROM %s', good)
+    INTO n_keys, n_to_change, n_to_insert, n_same;
+
+  -- Register the new keys. No ON CONFLICT (its speculative insertion cost 0.5 s per 100,000
+  -- keys): the keys are known to be new, and the layer's ingests are serialised by their
+  -- advisory lock; a user registering the same key at the same moment makes this ingest fail
+  -- whole (unique violation), to be run again.
+  IF n_keys > 0 THEN
+    EXECUTE format(
+      'INSERT INTO core.feature (feature_id, layer, plan_area_id, feature_key) '
+      'SELECT _id, %1$L, %2$s, _key FROM %3$s WHERE _new_key ORDER BY _id',
+      lyr, pa, good);
+  END IF;
 
   -- Changed features: the versioning trigger closes the current version and opens a new one.
-  EXECUTE format(
-    'UPDATE core.%1$I t SET %2$s, source_fid = p._fid, source_attributes = p._attrs, '
-    '  batch_id = %3$s FROM %4$s m JOIN %5$s p USING (_row) '
-    'WHERE t.version_id = m._cur AND m._changed',
-    lyr, (SELECT string_agg(format('%1$I = p.%1$I', x), ', ') FROM unnest(cols) x), b, good,
-    prep);
-  GET DIAGNOSTICS n_changed = ROW_COUNT;
+  IF n_to_change > 0 THEN
+    EXECUTE format(
+      'UPDATE core.%1$I t SET %2$s, source_fid = p._fid, source_attributes = p._attrs, '
+      '  batch_id = %3$s FROM %4$s m JOIN %5$s p USING (_row) '
+      'WHERE t.version_id = m._cur AND m._changed',
+      lyr, (SELECT string_agg(format('%1$I = p.%1$I', x), ', ') FROM unnest(cols) x), b, good,
+      prep);
+    GET DIAGNOSTICS n_changed = ROW_COUNT;
+  END IF;
 
   -- New features (or features that come back after being retired), in feature id order (the
   -- order the keys were registered in), so the btree indexes on the id take them at their end.
-  EXECUTE format(
-    'INSERT INTO core.%1$I (%2$I, plan_area_id, %3$s, source_fid, source_attributes, batch_id) '
-    'SELECT m._id, %4$s, %5$s, p._fid, p._attrs, %6$s FROM %7$s m JOIN %8$s p USING (_row) '
-    'WHERE m._cur IS NULL ORDER BY m._id',
-    lyr, id_col, (SELECT string_agg(format('%I', x), ', ') FROM unnest(cols) x), pa,
-    (SELECT string_agg(format('p.%I', x), ', ') FROM unnest(cols) x), b, good, prep);
-  GET DIAGNOSTICS n_new = ROW_COUNT;
-
-  EXECUTE format('SELECT count(*) FROM %s WHERE _cur IS NOT NULL AND NOT _changed', good)
-    INTO n_same;
+  IF n_to_insert > 0 THEN
+    EXECUTE format(
+      'INSERT INTO core.%1$I (%2$I, plan_area_id, %3$s, source_fid, source_attributes, '
+      '  batch_id) '
+      'SELECT m._id, %4$s, %5$s, p._fid, p._attrs, %6$s FROM %7$s m JOIN %8$s p USING (_row) '
+      'WHERE m._cur IS NULL ORDER BY m._id',
+      lyr, id_col, (SELECT string_agg(format('%I', x), ', ') FROM unnest(cols) x), pa,
+      (SELECT string_agg(format('p.%I', x), ', ') FROM unnest(cols) x), b, good, prep);
+    GET DIAGNOSTICS n_new = ROW_COUNT;
+  END IF;
 
   -- Features of the file's scope that the file no longer holds are closed (below). A feature
   -- that is in the file but skipped as bad is not closed: it did not disappear.

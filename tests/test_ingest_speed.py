@@ -2,7 +2,9 @@
 (etl.reading.ahead), the versioning trigger that runs only for rows it would change
 (sql/010), the first load that skips the closing pass (sql/061), and the indexes of revision
 0011 (a feature's versions and the versions opened since a time still found through an index,
-checked with EXPLAIN). Geometry on a metre grid in EPSG:26915.
+checked with EXPLAIN); and the third round: the PIN's quick normalisation, ids of new keys
+taken in the match table, statements with nothing to write not run, reference checks once per
+distinct batch. Geometry on a metre grid in EPSG:26915.
 """
 
 from __future__ import annotations
@@ -142,3 +144,82 @@ def test_revision_0011_queries_of_versions_still_use_an_index(engine: sa.Engine)
                             "AND (valid_from >= now() + interval '1 hour' "
                             "OR valid_to >= now() + interval '1 hour')")
         assert "ix_parcel_valid_from" in since and "Seq Scan" not in since
+
+
+# --- session 3: the single-pass changes of sql/061 and sql/010 ---------------------------------
+
+def test_a_pin_is_normalised_alike_by_the_quick_path_and_the_general_rule(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """pin_normalized is the PIN without anything but letters and digits, upper case: a PIN of
+    ASCII letters, digits, dashes and spaces takes replace(); any other the regexp. Both give
+    what the general rule gives, checked against it in SQL for every stored parcel."""
+    pins = ["13-31-23-00-0001", "ab 12-c", "12.34/56", "Ünï-07", "x_y", " 7 ", "A–B", "1\t2",
+            "R-3 3", "zz"]
+    ingest(db_url, "parcel", _write(tmp_path / "pins.gpkg",
+                                    [(p, 200 * i) for i, p in enumerate(pins)]))
+    with engine.connect() as conn:
+        got = dict(conn.execute(sa.text(
+            "SELECT pin, pin_normalized FROM core.parcel WHERE valid_to IS NULL")).all())
+        general = dict(conn.execute(sa.text(
+            "SELECT pin, upper(regexp_replace(pin, '[^[:alnum:]]', '', 'g')) "
+            "FROM core.parcel WHERE valid_to IS NULL")).all())
+    assert got == general
+    # worked out by hand: the dashes, spaces, dots, slashes, underscore, en dash and tab go
+    assert [got[p] for p in ("13-31-23-00-0001", "ab 12-c", "12.34/56", "x_y", "7", "A–B",
+                             "1\t2", "R-3 3", "zz")] == [
+        "133123000001", "AB12C", "123456", "XY", "7", "AB", "12", "R33", "ZZ"]
+    assert got["Ünï-07"] == "ÜNÏ07"
+
+
+def test_ids_given_to_new_keys_come_from_the_registry_sequence(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """New keys get their ids in the match table (nextval, in key order) and are registered
+    with them: every parcel's id is its key's registry row, the ids rise with the keys, and a
+    key registered afterwards the ordinary way (the identity default) gets an id of its own."""
+    ingest(db_url, "parcel", _write(tmp_path / "a.gpkg", [("C", 0), ("A", 200), ("B", 400)]))
+    with engine.begin() as conn:
+        stored = conn.execute(sa.text(
+            "SELECT f.feature_key, p.parcel_id FROM core.parcel p JOIN core.feature f "
+            "ON f.feature_id = p.parcel_id AND f.layer = 'parcel' "
+            "AND f.feature_key = p.pin_normalized ORDER BY f.feature_key")).all()
+        assert [k for k, _ in stored] == ["A", "B", "C"]
+        assert [i for _, i in stored] == sorted(i for _, i in stored)
+        later = conn.execute(sa.text(
+            "INSERT INTO core.feature (layer, plan_area_id, feature_key) "
+            "VALUES ('parcel', 1, 'D') RETURNING feature_id")).scalar_one()
+        assert later > max(i for _, i in stored)
+
+
+def test_a_redelivery_without_changes_writes_nothing_to_the_layer(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """Statements with nothing to write are not run: the same parcels in a new file (another
+    file, so not a duplicate) register no key and open no version."""
+    ingest(db_url, "parcel", _write(tmp_path / "a.gpkg", [("A", 0), ("B", 200)]))
+    with engine.connect() as conn:
+        before = conn.execute(sa.text(
+            "SELECT (SELECT count(*) FROM core.feature), (SELECT count(*) FROM core.parcel)")).one()
+    again = ingest(db_url, "parcel", _write(tmp_path / "b.gpkg", [("B", 200), ("A", 0)]))
+    assert (again.inserted, again.changed, again.unchanged, again.closed) == (0, 0, 2, 0)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text(
+            "SELECT (SELECT count(*) FROM core.feature), "
+            "(SELECT count(*) FROM core.parcel)")).one() == before
+
+
+def test_one_bad_batch_among_many_rows_is_refused_when_each_batch_is_checked_once(
+        engine: sa.Engine) -> None:
+    """The statement check probes each distinct batch once; a single row naming a batch that
+    does not exist among many that name one that does still refuses the statement."""
+    with engine.begin() as conn:
+        batch = conn.execute(sa.text(
+            "INSERT INTO ops.batch (plan_area_id, layer) VALUES (1, 'parcel') "
+            "RETURNING batch_id")).scalar_one()
+    values = ", ".join(
+        f"(1, 'P{i}', 'P{i}', ST_Multi(ST_MakeEnvelope({200 * i}, 0, {200 * i + 100}, 100, "
+        f"26915)), {batch if i != 7 else 777})" for i in range(20))
+    with pytest.raises(sa.exc.DBAPIError, match="batch_id = 777, which is not a batch"), \
+            engine.begin() as conn:
+        conn.execute(sa.text("INSERT INTO core.parcel (plan_area_id, pin, pin_normalized, geom, "
+                             "batch_id) VALUES " + values))
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM core.parcel")).scalar_one() == 0
