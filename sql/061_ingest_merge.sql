@@ -645,10 +645,6 @@ BEGIN
     (SELECT string_agg(format('p.%I', x), ', ') FROM unnest(cols) x),
     prep, lyr, pa, lyr, id_col, prob, pg_get_serial_sequence('core.feature', 'feature_id'));
 
-  -- Register the new keys. No ON CONFLICT (its speculative insertion cost 0.5 s per 100,000
-  -- keys): the keys are known to be new, and the layer's ingests are serialised by their
-  -- advisory lock; a user registering the same key at the same moment makes this ingest fail
-  -- whole (unique violation), to be run again.
   EXECUTE format('ANALYZE %s', good);
   -- What the file holds, counted in one pass; a statement with nothing to write is not run
   -- (a first load updates nothing, a re-delivery registers few keys or none), so the layer's
