@@ -103,3 +103,26 @@ def test_repr_hides_passwords(embedded: cluster.Embedded) -> None:
     for url in (embedded.admin_url, embedded.owner_url):
         password = make_url(url).password
         assert password and password not in shown
+
+
+def test_the_server_preloads_postgis(embedded: cluster.Embedded) -> None:
+    """Every new session would otherwise load postgis-3.so (GEOS, PROJ) on its first spatial
+    call: 13-16 ms per `rulem-db` command (docs/operations.md)."""
+    (libraries,) = _query(embedded.admin_url, "SHOW shared_preload_libraries")
+    assert cluster.PRELOAD in [x.strip() for x in libraries.split(",")]
+
+
+def test_tuning_keeps_libraries_already_preloaded_and_writes_once(tmp_path) -> None:
+    conf = tmp_path / "postgresql.conf"
+    conf.write_text("port = 5999\nshared_preload_libraries = 'pg_stat_statements'\n")
+    layout = cluster._Layout(mode="user", version=cluster._pick_version(), state_dir=tmp_path,
+                             data_dir=tmp_path, socket_dir=tmp_path, log_file=tmp_path / "log",
+                             conf_file=conf)
+    if not (layout.bindir.parent / "lib" / f"{cluster.PRELOAD}.so").is_file():
+        pytest.skip("PostGIS is not installed for this PostgreSQL")
+    cluster._tune(layout)
+    cluster._tune(layout)  # idempotent
+    text_ = conf.read_text()
+    assert text_.count(cluster.TUNING_MARK) == 1
+    assert cluster._read_conf(conf)["shared_preload_libraries"] == (
+        f"pg_stat_statements, {cluster.PRELOAD}")
