@@ -125,7 +125,7 @@ BEGIN
       SELECT ST_Union(parcels, coalesce(ST_Union(w.geom), ST_GeomFromText('POLYGON EMPTY',
                                                                            ST_SRID(parcels))))
       INTO area FROM core.wetland w
-      WHERE w.delineation_id = did AND w.valid_to IS NULL AND NOT ST_CoveredBy(w.geom, parcels);
+      WHERE w.delineation_id = did AND w.valid_to IS NULL AND NOT ST_Covers(parcels, w.geom);
       how := 'the parcels its wetlands touch, with the wetlands';
     ELSE
       area := ST_ConvexHull(wet);
