@@ -38,27 +38,31 @@ import sqlalchemy as sa  # noqa: E402
 from bench.recompute import anoka_outline  # noqa: E402
 from rulem_db import db  # noqa: E402
 
-ORIGIN = (480_000.0, 4_990_000.0)  # EPSG:26915, Anoka County area
-SIZE_M = 30.0
+ORIGIN = (480_000.0, 4_998_000.0)  # EPSG:26915: a 9.5 km square inside Anoka County (500 m in)
+SIZE_M = 30.0    # parcel cell; smaller for files whose grid would leave the square
+FIT_M = 9_510.0  # side of the square the grid stays in (100,000 cells of 30 m)
 
 
 def make_parcels(n: int, changed_share: float = 0.0, seed: int = 1) -> gpd.GeoDataFrame:
     """n parcels on a grid: 5 to 9 vertices each, PIN, owner and land use; a few bow-ties."""
     rng = np.random.default_rng(seed)
     side = int(np.ceil(np.sqrt(n)))
+    cell = min(SIZE_M, FIT_M / side)  # every parcel inside the plan boundary
+    f = cell / SIZE_M
     i = np.arange(n)
-    x0 = ORIGIN[0] + (i % side) * SIZE_M
-    y0 = ORIGIN[1] + (i // side) * SIZE_M
+    x0 = ORIGIN[0] + (i % side) * cell
+    y0 = ORIGIN[1] + (i // side) * cell
     geoms = []
     for k in range(n):
         x, y = x0[k], y0[k]
         jitter = rng.uniform(-2, 2, 4) if changed_share and rng.random() < changed_share else 0
         if k % 1000 == 999:  # a slightly crossed ring: invalid, repair keeps the area
-            ring = [(x, y), (x + 29, y), (x + 29, y + 29), (x + 14.5, y + 29), (x + 14.6, y + 29.0),
-                    (x + 14.55, y + 28.9999999), (x, y + 29), (x, y)]
+            ring = [(x, y), (x + 29 * f, y), (x + 29 * f, y + 29 * f), (x + 14.5 * f, y + 29 * f),
+                    (x + 14.6 * f, y + 29.0 * f), (x + 14.55 * f, y + 29 * f - 1e-7),
+                    (x, y + 29 * f), (x, y)]
         else:
-            ring = [(x, y), (x + 14.5, y), (x + 29, y), (x + 29, y + 14.5), (x + 29, y + 29),
-                    (x, y + 29), (x, y)]
+            ring = [(x, y), (x + 14.5 * f, y), (x + 29 * f, y), (x + 29 * f, y + 14.5 * f),
+                    (x + 29 * f, y + 29 * f), (x, y + 29 * f), (x, y)]
         poly = shapely.Polygon(ring)
         if not isinstance(jitter, int):
             poly = shapely.affinity.translate(poly, jitter[0] / 10, jitter[1] / 10)
@@ -69,7 +73,7 @@ def make_parcels(n: int, changed_share: float = 0.0, seed: int = 1) -> gpd.GeoDa
         "PIN": pins,
         "OWNER": [f"Owner {k % 997}" for k in range(n)],
         "LANDUSE": rng.choice(["residential", "commercial", "agricultural", "vacant"], n),
-        "ACRES": [round(SIZE_M * SIZE_M / 4046.8564224, 4)] * n,
+        "ACRES": [round(cell * cell / 4046.8564224, 4)] * n,
     }, geometry=geoms, crs="EPSG:26915")
 
 
