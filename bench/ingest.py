@@ -87,12 +87,18 @@ def fresh_database(admin_url: str, name: str) -> str:
     eng.dispose()
     url = base.set(database=name).render_as_string(hide_password=False)
     db.migrate(url, srid=26915, plan_area=db.DEMO_PLAN_AREA)
-    with db.connect(url) as conn:  # as a district's database has it: features are checked
-        conn.execute(sa.text(     # against the plan boundary (the parcels lie inside it)
+    add_plan_boundary(url)
+    return url
+
+
+def add_plan_boundary(url: str) -> None:
+    """The plan boundary, as a district's database has it, so that ours checks every feature
+    against it (the generated parcels lie inside it): the real Anoka County outline."""
+    with db.connect(url) as conn:
+        conn.execute(sa.text(
             "INSERT INTO core.cwmp_area (plan_area_id, name, geom) SELECT plan_area_id, "
             "'Anoka County (bench)', ST_Multi(ST_GeomFromEWKB(decode(:county, 'hex'))) "
             "FROM core.plan_area"), {"county": anoka_outline()})
-    return url
 
 
 def drop_database(admin_url: str, name: str) -> None:

@@ -122,14 +122,17 @@ def bench_ingest(run: Run) -> None:
     timed(f"write the {big_n:,}-polygon GeoPackage", lambda: write(big, big_n))
 
     ogr_url = common.empty_database(run.database("ogr2ogr"))
+    ingest_bench.add_plan_boundary(ogr_url)  # both databases as a district's: with a boundary
     t_ogr, _ = timed("ogr2ogr -f PostgreSQL, PG_USE_COPY YES",
                      lambda: ingest_bench.run_ogr2ogr(ogr_url, gpkg))
     ours_url = common.empty_database(run.database("ingest"))
+    ingest_bench.add_plan_boundary(ours_url)
     _, child = timed("rulem-db ingest parcel (child process)",
                           lambda: common.ingest_in_child(ours_url, "parcel", gpkg))
     print(f"    {child.message}")
     print("    stages: " + ", ".join(f"{s} {t:.2f} s" for s, t in child.stages))
     big_url = common.empty_database(run.database("ingest_x10"))
+    ingest_bench.add_plan_boundary(big_url)
     _, big_child = timed(f"rulem-db ingest parcel, {big_n:,} polygons (child process)",
                          lambda: common.ingest_in_child(big_url, "parcel", big))
     print(f"    {big_child.message}")

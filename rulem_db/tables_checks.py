@@ -39,6 +39,7 @@ def _layer_write(md: sa.MetaData) -> None:
                   comment="Start of the writing transaction (the valid_from of the versions "
                           "it opened)."),
         sa.Index("ix_layer_write_written_at", "written_at"),
+        sa.Index("ix_layer_write_table_name", "table_name", "layer_write_id"),  # revision 0012
         schema="ops",
         comment="Which core tables were written when (one row per statement): what the "
                 "incremental rule check runs look at first.",
