@@ -499,7 +499,9 @@ BEGIN
       tol := core.param_num(pa, 'area_tolerance_m2');
       -- ST_Covers(boundary, feature), not ST_CoveredBy(feature, boundary): GEOS prepares the
       -- first argument when it repeats; against Anoka County's 1,098-vertex boundary 100,000
-      -- parcels took 13.5 s with ST_CoveredBy, 0.33 s with ST_Covers.
+      -- parcels took 13.5 s with ST_CoveredBy, 0.33 s with ST_Covers. The features it covers
+      -- (nearly all) are set aside first (OFFSET 0 keeps the planner from testing
+      -- ST_Intersects on every row before it).
       EXECUTE format(
         'INSERT INTO %1$s (_row, kind, field, message, detail) '
         'SELECT p._row, CASE WHEN x.inside THEN ''warning'' ELSE %3$L END, ''geometry'', '
@@ -507,11 +509,12 @@ BEGIN
         '(cwmp_area); only the part inside counts'', round(x.outside::numeric, 1)) '
         '  ELSE ''lies outside the plan area (cwmp_area); correct its location or leave it '
         'out of the file'' END, jsonb_build_object(''outside_m2'', x.outside) '
-        'FROM %2$s p CROSS JOIN LATERAL (SELECT ST_Intersects(p.geom, $1) AS inside, '
+        'FROM (SELECT p._row, p.geom FROM %2$s p '
+        '      WHERE p.geom IS NOT NULL AND NOT ST_Covers($1, p.geom) OFFSET 0) p '
+        'CROSS JOIN LATERAL (SELECT ST_Intersects(p.geom, $1) AS inside, '
         '  CASE WHEN ST_Dimension(p.geom) = 2 THEN ST_Area(ST_Difference(p.geom, $1)) END '
         '  AS outside) x '
-        'WHERE p.geom IS NOT NULL AND NOT ST_Covers($1, p.geom) '
-        '  AND (NOT x.inside OR (%4$L AND x.outside > $2))',
+        'WHERE NOT x.inside OR (%4$L AND x.outside > $2)',
         prob, prep, p_spec ->> 'outside', p_spec ->> 'outside' = 'error')
       USING plan_geom, tol;
     END IF;
