@@ -421,14 +421,14 @@ DECLARE
   cutoff timestamptz := now() - ledger.queue_retention();
   n integer;
 BEGIN
-  -- Candidates through the processed_run_id index: rows processed by runs older than the
-  -- oldest run still running or finished within the retention (start_run marks dead runs
-  -- finished), exact by processed_at; a scan of the whole queue cost 2 ms of every
-  -- recompute.
+  -- Candidates through the processed_run_id index: only runs started before the cutoff can
+  -- have processed a row before it, and their ids are below those of the runs started since;
+  -- processed_at keeps it exact (a long run's later rows stay). A scan of the whole queue
+  -- cost 2 ms of every recompute.
   DELETE FROM ledger.change_queue c
   WHERE c.processed_run_id < coalesce(
-          (SELECT min(r.run_id) FROM ledger.run r
-           WHERE r.finished_at IS NULL OR r.finished_at >= cutoff), 9223372036854775807)
+          (SELECT min(r.run_id) FROM ledger.run r WHERE r.started_at >= cutoff),
+          9223372036854775807)
     AND c.processed_at < cutoff;
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN n;
