@@ -527,7 +527,8 @@ def _tuning_file(layout: _Layout) -> Path:
 
 
 def _tune(layout: _Layout) -> None:
-    """Preload PostGIS in the server (takes effect at the next start).
+    """Preload PostGIS in the server (takes effect at the next start; cheap when done: a stat
+    and a read).
 
     Why: every new session otherwise loads postgis-3.so with GEOS and PROJ on its first
     spatial call, 13-16 ms measured here, which every `rulem-db` command and every pooled
@@ -679,6 +680,8 @@ def ensure_embedded(progress: Progress | None = None) -> Embedded:
     """
     say = progress or (lambda _msg: None)
     layout = _layout()
+    if layout.exists():
+        _tune(layout)  # a running cluster takes it at its next start (docs/operations.md)
     state = _load_state(layout)
     if state is not None and layout.exists() and layout.running_pid():
         port = _port_for(layout)
@@ -706,7 +709,7 @@ def ensure_embedded(progress: Progress | None = None) -> Embedded:
             _create(layout, port, say)
             layout = _layout()
         if not layout.running_pid():
-            _tune(layout)
+            _tune(layout)  # a cluster created just now
             _start(layout, say)
         if layout.mode == "debian":
             _bootstrap_admin(layout, port, state["passwords"][ADMIN_ROLE])
