@@ -190,51 +190,12 @@ COMMENT ON FUNCTION ledger.baseline_wetland(integer, date, geometry) IS
   'each clipped where a later-approved study area covers it), with the versions used. The '
   'pieces of one wetland union to its core.wetland_layer geometry.';
 
-DROP FUNCTION IF EXISTS ledger.parameters(integer, date);
-CREATE OR REPLACE FUNCTION ledger.parameters(p_plan_area_id integer, p_on date)
-RETURNS TABLE (
-  partial_drain_factor numeric,
-  replacement_ratio numeric,
-  counted_credit_status text,
-  heritage_threshold_ordinal integer,
-  parameter_ids integer[]
-)
-LANGUAGE plpgsql STABLE AS $$
-DECLARE
-  r record;
-BEGIN
-  -- The rows core.param_num / core.param_text read (latest effective_on <= p_on), in one
-  -- index scan; a missing one is reported by core.param_* itself.
-  SELECT max(x.value_num) FILTER (WHERE x.name = 'partial_drain_factor') AS pdf,
-         max(x.value_num) FILTER (WHERE x.name = 'replacement_ratio') AS rr,
-         max(x.value_text) FILTER (WHERE x.name = 'counted_credit_status') AS ccs,
-         max(x.value_text) FILTER (WHERE x.name = 'heritage_threshold') AS ht,
-         count(*) AS n,
-         array_agg(x.parameter_id ORDER BY x.parameter_id) AS ids
-  INTO r
-  FROM (SELECT DISTINCT ON (p.name) p.name, p.value_num, p.value_text, p.parameter_id
-        FROM core.parameter p
-        WHERE p.plan_area_id = p_plan_area_id AND p.effective_on <= p_on
-          AND p.name IN ('partial_drain_factor', 'replacement_ratio', 'counted_credit_status',
-                         'heritage_threshold')
-        ORDER BY p.name, p.effective_on DESC) x;
-  IF r.n < 4 THEN                 -- raises "parameter ... is not set for plan area ... on ..."
-    PERFORM core.param_num(p_plan_area_id, 'partial_drain_factor', p_on),
-            core.param_num(p_plan_area_id, 'replacement_ratio', p_on),
-            core.param_text(p_plan_area_id, 'counted_credit_status', p_on),
-            core.param_text(p_plan_area_id, 'heritage_threshold', p_on);
-  END IF;
-  RETURN QUERY SELECT r.pdf, r.rr, r.ccs,
-                      (SELECT h.ordinal FROM core.heritage_rank h WHERE h.rank = r.ht), r.ids;
-END $$;
-COMMENT ON FUNCTION ledger.parameters(integer, date) IS
-  'The ledger''s parameters (partial_drain_factor, replacement_ratio, counted_credit_status, '
-  'heritage_threshold as a rank ordinal) in force for a plan area on a date, as '
-  'core.param_num/param_text read them, and the ids of the rows used.';
+DROP FUNCTION IF EXISTS ledger.parameters(integer, date);  -- now ledger.parameters_on
 
--- The same for many dates at once: one query instead of one call per date (a county's 2,000
--- permits have 1,900 baseline dates). A parameter missing on the earliest date is reported by
--- ledger.parameters (a parameter set by a date is set on every later date).
+-- The ledger's parameters in force on some dates (a county's 2,000 permits have 1,900 baseline
+-- dates: one query for all of them), as core.param_num / core.param_text read them: the row
+-- with the latest effective_on <= the date. A parameter missing on the earliest date is
+-- reported by core.param_* itself (a parameter set by a date is set on every later date).
 DROP FUNCTION IF EXISTS ledger.parameters_on(integer, date[]);
 CREATE OR REPLACE FUNCTION ledger.parameters_on(p_plan_area_id integer, p_dates date[])
 RETURNS TABLE (
@@ -246,9 +207,19 @@ RETURNS TABLE (
   parameter_ids integer[]
 )
 LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  first_on date := (SELECT min(d) FROM unnest(p_dates) AS d);
 BEGIN
-  IF cardinality(p_dates) > 0 THEN
-    PERFORM ledger.parameters(p_plan_area_id, (SELECT min(d) FROM unnest(p_dates) AS d));
+  IF first_on IS NOT NULL AND (
+       SELECT count(DISTINCT p.name) FROM core.parameter p
+       WHERE p.plan_area_id = p_plan_area_id AND p.effective_on <= first_on
+         AND p.name IN ('partial_drain_factor', 'replacement_ratio', 'counted_credit_status',
+                        'heritage_threshold')) < 4 THEN
+    -- raises "parameter ... is not set for plan area ... on ..."
+    PERFORM core.param_num(p_plan_area_id, 'partial_drain_factor', first_on),
+            core.param_num(p_plan_area_id, 'replacement_ratio', first_on),
+            core.param_text(p_plan_area_id, 'counted_credit_status', first_on),
+            core.param_text(p_plan_area_id, 'heritage_threshold', first_on);
   END IF;
   RETURN QUERY
   SELECT x.on_date,
@@ -269,7 +240,10 @@ BEGIN
   GROUP BY x.on_date;
 END $$;
 COMMENT ON FUNCTION ledger.parameters_on(integer, date[]) IS
-  'ledger.parameters for several dates in one query: one row per distinct date.';
+  'The ledger''s parameters (partial_drain_factor, replacement_ratio, counted_credit_status, '
+  'heritage_threshold as a rank ordinal) in force for a plan area on each of some dates (one '
+  'row per distinct date), as core.param_num/param_text read them, and the ids of the rows '
+  'used.';
 
 -- Replacement status order: credit counts at counted_credit_status or any later status.
 CREATE OR REPLACE FUNCTION ledger.status_rank(p_status text) RETURNS integer
@@ -283,11 +257,11 @@ COMMENT ON FUNCTION ledger.status_rank(text) IS
 REVOKE ALL ON FUNCTION ledger.union_all(geometry[]), ledger.union_within(geometry, geometry[]), ledger.permit_baseline_on(date, date),
   ledger.baseline_wetland(integer, date, geometry),
   ledger.baseline_pieces(integer, integer[], date[], geometry[]), ledger.minus(geometry, geometry),
-  ledger.meet(geometry, geometry), ledger.acres(geometry), ledger.parameters(integer, date),
+  ledger.meet(geometry, geometry), ledger.acres(geometry),
   ledger.parameters_on(integer, date[]), ledger.status_rank(text) FROM PUBLIC;
 GRANT USAGE ON SCHEMA ledger TO rulem_etl;
 GRANT EXECUTE ON FUNCTION ledger.union_all(geometry[]), ledger.union_within(geometry, geometry[]), ledger.permit_baseline_on(date, date),
   ledger.baseline_wetland(integer, date, geometry),
   ledger.baseline_pieces(integer, integer[], date[], geometry[]), ledger.minus(geometry, geometry),
-  ledger.meet(geometry, geometry), ledger.acres(geometry), ledger.parameters(integer, date),
+  ledger.meet(geometry, geometry), ledger.acres(geometry),
   ledger.parameters_on(integer, date[]), ledger.status_rank(text) TO rulem_etl;
