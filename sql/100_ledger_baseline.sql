@@ -24,14 +24,16 @@ END $$;
 
 -- Null-safe geometry algebra for the ledger: NULL means "nothing", so a - NULL = a, and results
 -- keep only their polygonal part (a shared edge is not area; an empty result is 0 acres).
--- The predicates skip GEOS overlay work whenever one side lies inside the other or they do not
--- meet.
+-- The predicates skip GEOS overlay work whenever one side lies inside the other or their boxes
+-- do not meet. ledger.minus does not ask ST_Intersects first: in a county's recompute 2,424 of
+-- 2,425 differences whose boxes met did intersect, and a GEOS 3.11 ST_Intersects of two
+-- geometries that do not repeat is a full relate, about what the difference itself costs.
 CREATE OR REPLACE FUNCTION ledger.minus(a geometry, b geometry) RETURNS geometry
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 BEGIN
   RETURN CASE
     WHEN a IS NULL THEN NULL
-    WHEN b IS NULL OR NOT (a && b) OR NOT ST_Intersects(a, b) THEN a
+    WHEN b IS NULL OR NOT (a && b) THEN a
     ELSE ST_CollectionExtract(ST_Difference(a, b), 3)
   END;
 END $$;

@@ -50,7 +50,7 @@ LANGUAGE sql STABLE AS $$
                  array_agg(imp.box ORDER BY imp.owner_no) AS boxes FROM imp) a
     CROSS JOIN LATERAL ledger.baseline_pieces(p_plan_area_id, a.nos, a.dates, a.boxes) b
     JOIN imp ON imp.owner_no = b.owner_no
-    WHERE ST_Intersects(b.geom, imp.full_g) OR ST_Intersects(b.geom, imp.partial_only)
+    OFFSET 0                   -- once per piece: the filter and the aggregates both use it
   ), wet AS (                  -- the pieces' parts: overlapping wetlands count once
     SELECT cut.owner_no,
            array_agg(cut.full_p ORDER BY cut.wetland_piece_id) AS full_parts,
@@ -58,6 +58,8 @@ LANGUAGE sql STABLE AS $$
            array_agg(DISTINCT cut.version_id) AS versions,
            array_agg(DISTINCT cut.delineation_version_id) AS dversions
     FROM cut
+    WHERE NOT ST_IsEmpty(coalesce(cut.full_p, cut.partial_p))   -- pieces that share area
+       OR NOT ST_IsEmpty(coalesce(cut.partial_p, cut.full_p))   -- with it, not just a box
     GROUP BY cut.owner_no
   ), u AS (                    -- unioned, unless one piece covers the whole impact
     SELECT imp.owner_no, imp.factor, imp.versions, wet.versions AS wversions, wet.dversions,

@@ -64,18 +64,23 @@ LANGUAGE sql STABLE AS $$
     GROUP BY rep.owner_no
   ), uo AS (
     SELECT u.*, o.on_date, o.ordinal FROM u JOIN o ON o.owner_no = u.owner_no
-  ), wet AS (                  -- baseline wetland inside the replacement area, from pieces
-    SELECT uo.owner_no,
-           array_agg(ledger.meet(uo.wet_any, b.geom) ORDER BY b.wetland_piece_id) AS parts,
-           array_agg(DISTINCT b.version_id) AS versions,
-           array_agg(DISTINCT b.delineation_version_id) AS dversions
+  ), cut AS (                  -- replacement area ∩ each baseline wetland piece it meets
+    SELECT uo.owner_no, b.wetland_piece_id, b.version_id, b.delineation_version_id,
+           ledger.meet(uo.wet_any, b.geom) AS part
     FROM (SELECT array_agg(uo.owner_no ORDER BY uo.owner_no) AS nos,
                  array_agg(uo.on_date ORDER BY uo.owner_no) AS dates,
                  array_agg(uo.box ORDER BY uo.owner_no) AS boxes FROM uo) a
     CROSS JOIN LATERAL ledger.baseline_pieces(p_plan_area_id, a.nos, a.dates, a.boxes) b
     JOIN uo ON uo.owner_no = b.owner_no
-    WHERE ST_Intersects(b.geom, uo.wet_any)
-    GROUP BY uo.owner_no
+    OFFSET 0                   -- once per piece: the filter and the aggregate both use it
+  ), wet AS (                  -- baseline wetland inside the replacement area, from pieces
+    SELECT cut.owner_no,
+           array_agg(cut.part ORDER BY cut.wetland_piece_id) AS parts,
+           array_agg(DISTINCT cut.version_id) AS versions,
+           array_agg(DISTINCT cut.delineation_version_id) AS dversions
+    FROM cut
+    WHERE NOT ST_IsEmpty(cut.part)
+    GROUP BY cut.owner_no
   ), buf AS (                  -- declared buffers inside it
     SELECT uo.owner_no, ledger.union_all(array_agg(b.geom ORDER BY b.version_id)) AS geom,
            array_agg(b.version_id ORDER BY b.version_id) AS versions

@@ -7,6 +7,11 @@
 --   * Fallbacks, in order, when the basis lies on no parcel (e.g. a road right of way with no
 --     parcel, or transfers only): credit of any status hosted, then the permit's parcel_pins in
 --     equal shares, then no parcel (parcel_id NULL, shown as unallocated in pub.plan_balance).
+-- Each parcel whose box meets the ground costs one overlay, and none when the parcel covers
+-- it (ST_Covers answers from the boxes alone when the parcel is a rectangle, and sees a
+-- parcel's box that does not cover the ground's without GEOS): nearly every parcel whose box
+-- meets a fill or a replacement site shares area with it, so testing ST_Intersects first
+-- cost more than the few empty overlays it spared.
 -- Shares are normalised over the parcels found, so overlapping parcels or ground outside every
 -- parcel never lose or double an acre, and each measure's allocations add up exactly to the
 -- owner's total (the largest share takes the rounding remainder).
@@ -18,10 +23,11 @@ LANGUAGE sql STABLE AS $$
   SELECT x.parcel_id, x.version_id, x.acres
   FROM (
     SELECT p.parcel_id, p.version_id,
-           core.acres(ST_Intersection(p_geom, p.geom)) AS acres  -- one overlay per pair
+           core.acres(CASE WHEN ST_Covers(p.geom, p_geom) THEN p_geom   -- inside one parcel
+                           ELSE ST_Intersection(p_geom, p.geom) END) AS acres
     FROM core.parcel p
     WHERE p_geom IS NOT NULL AND p.valid_to IS NULL AND p.plan_area_id = p_plan_area_id
-      AND p.geom && p_geom AND ST_Intersects(p.geom, p_geom)
+      AND p.geom && p_geom
     OFFSET 0      -- else the planner copies the overlay into the filter below: computed twice
   ) x
   WHERE x.acres > 0
