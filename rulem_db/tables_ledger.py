@@ -1,12 +1,14 @@
 """Tables of the ledger (append-only entries, change queue, recompute runs, wetland pieces):
-defined here, created by their own Alembic revision (0003).
+defined here, created by their Alembic revisions (0003; the visible study areas 0013).
 
 Why these tables: `ledger.entry` is the book (append-only, every number with the run, reason
 and input versions that produced it); `ledger.change_queue` says which owners (permits or
 District projects) the input layers' triggers saw change since the last recompute;
 `ledger.run` records each recompute; `ledger.wetland_piece` holds the current wetlands cut into
 small pieces, so that a small impact on a large wetland complex overlays a few pieces, not
-thousands of vertices. Functions, views and triggers live in sql/100-199 (docs/ledger.md).
+thousands of vertices; `ledger.visible_area` (with `ledger.visible_epoch`) holds each approved
+delineation's visible study area as of the latest approval (revision 0013), read only while
+its delineations are current. Functions, views and triggers live in sql/100-199 (docs/ledger.md).
 """
 
 from __future__ import annotations
@@ -63,6 +65,38 @@ def define(md: sa.MetaData, srid: int) -> None:
         schema="ledger",
         comment="Current wetland versions cut into small pieces for the ledger's overlays; "
                 "derived, kept by triggers on core.wetland (sql/105).",
+    )
+    sa.Table(
+        "visible_epoch", md,
+        sa.Column("plan_area_id", sa.Integer, primary_key=True, comment="Plan area."),
+        sa.Column("epoch", sa.Date, nullable=False,
+                  comment="The latest approval date of the plan area when computed: the "
+                          "stored areas are the visible study areas as of that date."),
+        sa.Column("inputs", pg.ARRAY(sa.BigInteger), nullable=False,
+                  comment="Version ids (sorted) of the approved current delineations the "
+                          "areas were computed from; the areas are used only while these "
+                          "are the approved current delineations."),
+        sa.Column("refreshed_at", sa.DateTime(timezone=True), nullable=False,
+                  server_default=sa.text("now()"), comment="When computed."),
+        schema="ledger",
+        comment="Derived: which delineations ledger.visible_area was computed from, per plan "
+                "area (sql/100 ledger.refresh_visible).",
+    )
+    sa.Table(
+        "visible_area", md,
+        sa.Column("plan_area_id", sa.Integer, primary_key=True, comment="Plan area."),
+        sa.Column("delineation_id", sa.BigInteger, primary_key=True,
+                  comment="Delineation feature."),
+        sa.Column("version_id", sa.BigInteger, nullable=False,
+                  comment="Its core.delineation version."),
+        sa.Column("whole", sa.Boolean, nullable=False,
+                  comment="No later-approved study area overlaps it: all of it is visible."),
+        sa.Column("area", Geometry("GEOMETRY", srid=srid, spatial_index=False), nullable=True,
+                  comment="Its study area minus every study area approved after it (NULL: "
+                          "nothing left)."),
+        schema="ledger",
+        comment="Derived: each approved delineation's visible study area as of "
+                "ledger.visible_epoch's epoch (sql/100).",
     )
     sa.Table(
         "run", md,

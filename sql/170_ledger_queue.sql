@@ -303,11 +303,15 @@ BEGIN
                           'it had not posted stayed queued', rid, r.backend_pid)
    WHERE r.status = 'running' AND r.run_id <> rid AND r.backend_pid IS NOT NULL
      AND NOT ledger.session_alive(r.backend_pid, r.started_at);
+  -- The stored visible study areas (sql/100), recomputed here once if a delineation changed,
+  -- not by every chunk of the run.
+  PERFORM ledger.refresh_visible(pa.plan_area_id) FROM core.plan_area pa;
   RETURN rid;
 END $$;
 COMMENT ON FUNCTION ledger.start_run(text, integer) IS
-  'Opens a recompute run (mode all or queue; commit it before workers drain for it) and marks '
-  'runs left running by a session that has gone abandoned.';
+  'Opens a recompute run (mode all or queue; commit it before workers drain for it), marks '
+  'runs left running by a session that has gone abandoned, and refreshes the stored visible '
+  'study areas (ledger.refresh_visible) of plan areas whose delineations changed.';
 
 CREATE OR REPLACE FUNCTION ledger.enqueue_all(p_run_id bigint) RETURNS integer
 LANGUAGE sql AS $$

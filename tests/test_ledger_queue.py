@@ -317,6 +317,56 @@ def test_baseline_wetland_returns_the_rows_of_core_wetland_layer(engine: sa.Engi
     assert counts == {"2019-06-01": 0, "2021-06-01": 3, "2023-06-01": 5}
 
 
+def test_stored_visible_areas_are_read_only_while_their_delineations_are_current(
+        engine: sa.Engine, db_url: str) -> None:
+    """ledger.visible_area holds each delineation's visible study area as of the latest
+    approval (sql/100); the baseline reads it only while the approved delineations are the
+    ones it was computed from. Tampering with a stored row shows when it is read."""
+    with engine.begin() as conn:
+        s.plan_boundary(conn)
+        d1 = s.delineation(conn, "D-1", (0, 0, 1000, 1000), "2020-01-01")
+        s.wetland(conn, d1, "W1", (0, 0, 200, 100))            # 20,000 m^2 = 4.9421 ac
+        s.wetland(conn, d1, "W2", (500, 500, 700, 700))        # D-2 supersedes it
+        d2 = s.delineation(conn, "D-2", (400, 400, 1000, 1000), "2022-01-01")
+        s.wetland(conn, d2, "W3", (800, 800, 900, 900))        # 10,000 m^2 = 2.4711 ac
+
+    def baseline(conn: sa.Connection, on: str) -> dict[str, float]:
+        return {k: round(float(a), 4) for k, a in conn.execute(sa.text(
+            "SELECT f.feature_key, sum(core.acres(b.geom)) FROM ledger.baseline_wetland(1, "
+            f":on, {s.rect((-10, -10, 2000, 2000))}) b "
+            "JOIN core.feature f ON f.feature_id = b.wetland_id GROUP BY 1"), {"on": on}).all()}
+
+    now = {"W1": 4.9421, "W3": 2.4711}
+    before = {"W1": 4.9421, "W2": 9.8842}
+    with engine.begin() as conn:          # nothing stored yet: computed
+        assert conn.execute(sa.text("SELECT count(*) FROM ledger.visible_epoch")).scalar() == 0
+        assert baseline(conn, "2023-06-01") == now
+        assert baseline(conn, "2021-06-01") == before
+    ledger.recompute(db_url)              # a run stores them (ledger.start_run)
+    with engine.begin() as conn:
+        assert conn.execute(sa.text("SELECT ledger.refresh_visible(1)")).scalar() is False
+        epoch, n = conn.execute(sa.text(
+            "SELECT epoch::text, cardinality(inputs) FROM ledger.visible_epoch")).one()
+        assert (epoch, n) == ("2022-01-01", 2)
+        assert baseline(conn, "2023-06-01") == now
+        conn.execute(sa.text("UPDATE ledger.visible_area SET whole = false, area = NULL "
+                             "WHERE delineation_id = :d"), {"d": d1})
+        assert baseline(conn, "2023-06-01") == {"W3": 2.4711}     # read: W1 is gone
+        assert baseline(conn, "2021-06-01") == before             # an earlier epoch: computed
+        s.delineation(conn, "D-3", (0, 900, 100, 1000), None, status="submitted")
+        assert baseline(conn, "2023-06-01") == {"W3": 2.4711}     # approved ones unchanged
+        conn.execute(sa.text("UPDATE core.delineation SET status = 'approved', "
+                             "approved_on = '2024-01-01' WHERE delineation_no = 'D-3' "
+                             "AND valid_to IS NULL"))
+        assert baseline(conn, "2023-06-01") == now                # stale: not read
+        assert baseline(conn, "2025-01-01") == now
+        assert conn.execute(sa.text("SELECT ledger.refresh_visible(1)")).scalar() is True
+        assert conn.execute(sa.text(
+            "SELECT epoch::text FROM ledger.visible_epoch")).scalar() == "2024-01-01"
+        assert baseline(conn, "2025-01-01") == now
+        assert baseline(conn, "2023-06-01") == now
+
+
 def test_a_large_wetland_is_measured_in_pieces_with_the_same_acres(engine: sa.Engine,
                                                                   db_url: str) -> None:
     """A 1,024-vertex wetland (r = 200 m) is cut into pieces of at most 128 vertices; a fill
