@@ -404,6 +404,24 @@ COMMENT ON FUNCTION ledger.drain(bigint, integer) IS
   'Takes up to p_limit waiting change-queue rows (skipping rows another worker holds), '
   'recomputes and posts their owners, marks the rows processed; returns rows taken (0: empty).';
 
+-- One worker in one transaction (rulem_db/ledger.py, a recompute on the caller's connection)
+-- drains in one call, not one round trip per chunk and one more to find the queue empty.
+CREATE OR REPLACE FUNCTION ledger.drain_all(p_run_id bigint, p_limit integer DEFAULT 100)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  n integer;
+  total integer := 0;
+BEGIN
+  LOOP
+    n := ledger.drain(p_run_id, p_limit);
+    EXIT WHEN n = 0;
+    total := total + n;
+  END LOOP;
+  RETURN total;
+END $$;
+COMMENT ON FUNCTION ledger.drain_all(bigint, integer) IS
+  'ledger.drain until the queue has nothing this session can take; returns rows taken.';
+
 -- Processed queue rows are kept for a retention period (ops.setting
 -- 'change_queue_retention_days', default 30), then deleted: every full recompute queues every
 -- owner again (730,000 rows a year at county size). The why of each figure stays in the
@@ -468,13 +486,13 @@ GRANT EXECUTE ON FUNCTION ledger.session_alive(integer, timestamptz) TO rulem_et
 REVOKE ALL ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
   ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
-  ledger.enqueue_all(bigint), ledger.drain(bigint, integer),
+  ledger.enqueue_all(bigint), ledger.drain(bigint, integer), ledger.drain_all(bigint, integer),
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
   ledger.purge_processed_queue() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
   ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
-  ledger.enqueue_all(bigint), ledger.drain(bigint, integer),
+  ledger.enqueue_all(bigint), ledger.drain(bigint, integer), ledger.drain_all(bigint, integer),
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
   ledger.purge_processed_queue() TO rulem_etl;
 GRANT SELECT, INSERT, UPDATE ON ledger.change_queue, ledger.run TO rulem_etl;
