@@ -19,6 +19,7 @@ RETURNS TABLE (
 LANGUAGE plpgsql STABLE
 SET jit = off   -- hundreds of small geometry queries: compiling them costs seconds, saves none
 SET plan_cache_mode = force_generic_plan  -- planned once per session, not once per chunk
+SET work_mem = '64MB'  -- the chunk's geometries sorted and hashed in memory, not on disk
 AS $$
 #variable_conflict use_column
 BEGIN

@@ -39,7 +39,7 @@ CREATE OR REPLACE FUNCTION ledger.post(p_run_id bigint, p_plan_area_id integer,
                                        p_district_projects text[] DEFAULT '{}',
                                        p_reasons jsonb DEFAULT '{}')
 RETURNS TABLE (entries integer, reversals integer)
-LANGUAGE plpgsql SET jit = off AS $$
+LANGUAGE plpgsql SET jit = off SET work_mem = '64MB' AS $$
 DECLARE
   n_new integer;
   n_rev integer;
