@@ -18,7 +18,8 @@ Figures:
    medians compared (this shared machine moves by 20-30 % from minute to minute), with the
    largest difference between the two sets of acres;
 3. recompute after one changed wetland vs the full recompute (target < 1 %): from a new
-   connection, and in a session that recomputed before (median of 5);
+   connection, and in a session that made five such recomputes before (a long-running
+   worker's steady state; median of the next five);
 4. the nightly reconciliation end to end (flows.nightly.reconcile_now, use_prefect=False,
    report written) with nothing new, and after 1 % of the parcels, wetlands, impacts and
    replacements changed, each vs the full recompute (target: nothing new < 10 %); each run in
@@ -224,7 +225,8 @@ def bench_recompute(run: Run, url: str, repeat: int) -> None:
         "recompute after one changed wetland (basin)", _s(one), f"full recompute {_s(full)}",
         f"{100 * one / full:.2f} %", "< 1 %", one / full < 0.01))
     run.rows.append(Row(
-        f"  the same, basin, warm session (median of {ledger_bench.WARM_RUNS})", _s(warm),
+        f"  the same, basin, warm session (median of {ledger_bench.WARM_RUNS} after "
+        f"{ledger_bench.WARM_UP})", _s(warm),
         f"full recompute {_s(full)}",
         f"{100 * warm / full:.2f} %", "(< 1 %)"))
     if big is not None:

@@ -16,15 +16,22 @@
 -- parcel never lose or double an acre, and each measure's allocations add up exactly to the
 -- owner's total (the largest share takes the rounding remainder).
 
+-- Acres of a geometry inside one parcel: no overlay when the parcel covers it.
+CREATE OR REPLACE FUNCTION ledger.parcel_acres(p_parcel geometry, p_geom geometry)
+RETURNS numeric LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT core.acres(CASE WHEN ST_Covers(p_parcel, p_geom) THEN p_geom
+                         ELSE ST_Intersection(p_geom, p_parcel) END)
+$$;
+COMMENT ON FUNCTION ledger.parcel_acres(geometry, geometry) IS
+  'Acres of p_geom inside the parcel p_parcel (no overlay when the parcel covers it).';
+
 DROP FUNCTION IF EXISTS ledger.parcel_areas(integer, geometry);
 CREATE OR REPLACE FUNCTION ledger.parcel_areas(p_plan_area_id integer, p_geom geometry)
 RETURNS TABLE (parcel_id bigint, parcel_version_id bigint, acres numeric)
 LANGUAGE sql STABLE AS $$
   SELECT x.parcel_id, x.version_id, x.acres
   FROM (
-    SELECT p.parcel_id, p.version_id,
-           core.acres(CASE WHEN ST_Covers(p.geom, p_geom) THEN p_geom   -- inside one parcel
-                           ELSE ST_Intersection(p_geom, p.geom) END) AS acres
+    SELECT p.parcel_id, p.version_id, ledger.parcel_acres(p.geom, p_geom) AS acres
     FROM core.parcel p
     WHERE p_geom IS NOT NULL AND p.valid_to IS NULL AND p.plan_area_id = p_plan_area_id
       AND p.geom && p_geom
@@ -38,5 +45,7 @@ COMMENT ON FUNCTION ledger.parcel_areas(integer, geometry) IS
 
 DROP FUNCTION IF EXISTS ledger.split(numeric, bigint[], numeric[]);  -- now set-based in sql/150
 
-REVOKE ALL ON FUNCTION ledger.parcel_areas(integer, geometry) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ledger.parcel_areas(integer, geometry) TO rulem_etl;
+REVOKE ALL ON FUNCTION ledger.parcel_areas(integer, geometry),
+  ledger.parcel_acres(geometry, geometry) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.parcel_areas(integer, geometry),
+  ledger.parcel_acres(geometry, geometry) TO rulem_etl;

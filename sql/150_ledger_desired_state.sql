@@ -37,8 +37,16 @@ BEGIN
       AND (k.kind LIKE 'impact%' OR m.impact_acres = 0
            OR ledger.status_rank(k.kind) >= ledger.status_rank(m.counted_credit_status))
   ), on_parcel AS MATERIALIZED (
-    SELECT piece.okey, piece.kind, pa.parcel_id, pa.parcel_version_id, pa.acres
-    FROM piece CROSS JOIN LATERAL ledger.parcel_areas(p_plan_area_id, piece.geom) pa
+    -- What ledger.parcel_areas (sql/140) gives for each piece, as one join: a LATERAL call
+    -- per piece restarted a subquery 4,000 times a county (about 6 % of the whole); OFFSET 0
+    -- keeps the overlay once per pair instead of once more in the filter.
+    SELECT x.okey, x.kind, x.parcel_id, x.parcel_version_id, x.acres
+    FROM (SELECT piece.okey, piece.kind, p.parcel_id, p.version_id AS parcel_version_id,
+                 ledger.parcel_acres(p.geom, piece.geom) AS acres
+          FROM piece JOIN core.parcel p
+            ON p.geom && piece.geom AND p.valid_to IS NULL AND p.plan_area_id = p_plan_area_id
+          OFFSET 0) x
+    WHERE x.acres > 0
   ), basis AS (               -- candidate allocation bases: weight per owner and parcel
     SELECT o.okey, b.basis, o.parcel_id, max(o.parcel_version_id) AS parcel_version_id,
            sum(b.weight) AS weight
