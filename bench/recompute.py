@@ -230,14 +230,16 @@ def timed(label: str, fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def full_against_geopandas(url: str, layers: dict[str, gpd.GeoDataFrame], repeat: int,
-                           workers: int, reset: Callable[[], None]
+                           workers: int, reset: Callable[[], None],
+                           settle: Callable[[], None]
                            ) -> tuple[list[float], list[float], Any, dict[str, pd.Series]]:
     """The full recompute on an empty ledger and the geopandas overlay, `repeat` times each,
     alternating (ours, geopandas, ours, ...). Why: on this shared machine the same run moves
     by 20-30 % from one minute to the next; alternating puts a slow minute on both sides, and
     the medians of several runs say more than one run each. `reset` brings the database back
-    to an empty ledger between our runs. Returns both lists of seconds, our first run's
-    summary and geopandas' figures."""
+    to an empty ledger between our runs; `settle` (a CHECKPOINT) writes out what the harness
+    wrote before each of them. Returns both lists of seconds, our first run's summary and
+    geopandas' figures."""
     ours: list[float] = []
     theirs: list[float] = []
     summary: Any = None
@@ -245,6 +247,7 @@ def full_against_geopandas(url: str, layers: dict[str, gpd.GeoDataFrame], repeat
     for i in range(repeat):
         if i:
             reset()
+        settle()
         of = f" ({i + 1} of {repeat})" if repeat > 1 else ""
         seconds, result = timed(f"full recompute, empty ledger, {workers} workers{of}",
                                 lambda: ledger.recompute(url, all=True, workers=workers))
@@ -257,12 +260,25 @@ def full_against_geopandas(url: str, layers: dict[str, gpd.GeoDataFrame], repeat
 
 
 def clone_database(name: str, template: str) -> None:
-    """(Re)create database `name` as a copy of `template` (nobody may be connected to it)."""
+    """(Re)create database `name` as a copy of `template` (nobody may be connected to it),
+    by files (bench/common.py create_database says why)."""
     eng = _admin_engine()
     try:
         with eng.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            conn.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+            conn.execute(sa.text(
+                f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY'))
+    finally:
+        eng.dispose()
+
+
+def checkpoint() -> None:
+    """CHECKPOINT: what the harness wrote (a copy, a migration) is on disk before a timed run
+    instead of being written by the server during it."""
+    eng = _admin_engine()
+    try:
+        with eng.connect() as conn:
+            conn.execute(sa.text("CHECKPOINT"))
     finally:
         eng.dispose()
 
@@ -298,7 +314,8 @@ def prepare(seed: float, fresh: bool) -> dict[str, int] | None:
                 "SELECT shobj_description(oid, 'pg_database') FROM pg_database "
                 "WHERE datname = :n"), {"n": SOURCE}).scalar()
             if have == _key(seed) and not fresh:
-                conn.execute(sa.text(f'CREATE DATABASE "{DBNAME}" TEMPLATE "{SOURCE}"'))
+                conn.execute(sa.text(
+                    f'CREATE DATABASE "{DBNAME}" TEMPLATE "{SOURCE}" STRATEGY FILE_COPY'))
                 db.migrate(_url(DBNAME))           # brings in the newest SQL files
                 return None
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{SOURCE}" WITH (FORCE)'))
@@ -582,7 +599,8 @@ def main() -> None:
                                lambda: read_layers(url))
         clone_database(pristine, DBNAME)
         fulls, gps, first, gp = full_against_geopandas(
-            url, layers, args.repeat, args.workers, lambda: clone_database(DBNAME, pristine))
+            url, layers, args.repeat, args.workers, lambda: clone_database(DBNAME, pristine),
+            checkpoint)
         layers.clear()
         full, gp_s = statistics.median(fulls), statistics.median(gps)
         print(f"    {first}")

@@ -191,7 +191,7 @@ def bench_recompute(run: Run, url: str, repeat: int) -> None:
     common.create_database(pristine, name)
     fulls, gps, summary, gp = ledger_bench.full_against_geopandas(
         url, layers, repeat, ledger.DEFAULT_WORKERS,
-        lambda: common.create_database(name, pristine))
+        lambda: common.create_database(name, pristine), common.checkpoint)
     layers.clear()  # free the GeoDataFrames before the next steps
     common.drop_database(pristine)
     full, gp_s = statistics.median(fulls), statistics.median(gps)
