@@ -175,9 +175,10 @@ COMMENT ON FUNCTION ledger.refresh_visible(integer) IS
 -- study areas approved after it) depends on the date only through which delineations were
 -- approved by then, so it is computed once per such "epoch" (the latest approval on or before
 -- the date) and delineation, for the whole call, not once per piece: a recompute's owners
--- nearly all share one epoch, the latest, whose areas are stored (ledger.visible_area). Per piece what remains is a hash lookup and, for a delineation
--- that a later one supersedes somewhere, an ST_Covers by its visible area (consecutive pieces
--- of one delineation reuse GEOS's prepared geometry of the area).
+-- nearly all share one epoch, the latest, whose areas are stored (ledger.visible_area). Per
+-- piece what remains is a hash lookup and, for a delineation that a later one supersedes
+-- somewhere, an ST_Covers by its visible area (consecutive pieces of one delineation reuse
+-- GEOS's prepared geometry of the area).
 DROP FUNCTION IF EXISTS ledger.baseline_pieces(integer, integer[], date[], geometry[]);
 CREATE OR REPLACE FUNCTION ledger.baseline_pieces(p_plan_area_id integer, p_owner_nos integer[],
                                                   p_on date[], p_windows geometry[])

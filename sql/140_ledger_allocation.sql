@@ -25,27 +25,9 @@ $$;
 COMMENT ON FUNCTION ledger.parcel_acres(geometry, geometry) IS
   'Acres of p_geom inside the parcel p_parcel (no overlay when the parcel covers it).';
 
-DROP FUNCTION IF EXISTS ledger.parcel_areas(integer, geometry);
-CREATE OR REPLACE FUNCTION ledger.parcel_areas(p_plan_area_id integer, p_geom geometry)
-RETURNS TABLE (parcel_id bigint, parcel_version_id bigint, acres numeric)
-LANGUAGE sql STABLE AS $$
-  SELECT x.parcel_id, x.version_id, x.acres
-  FROM (
-    SELECT p.parcel_id, p.version_id, ledger.parcel_acres(p.geom, p_geom) AS acres
-    FROM core.parcel p
-    WHERE p_geom IS NOT NULL AND p.valid_to IS NULL AND p.plan_area_id = p_plan_area_id
-      AND p.geom && p_geom
-    OFFSET 0      -- else the planner copies the overlay into the filter below: computed twice
-  ) x
-  WHERE x.acres > 0
-$$;
-COMMENT ON FUNCTION ledger.parcel_areas(integer, geometry) IS
-  'Acres of a geometry inside each current parcel of a plan area (parcels it only touches are '
-  'left out).';
+DROP FUNCTION IF EXISTS ledger.parcel_areas(integer, geometry);  -- a join in sql/150
 
 DROP FUNCTION IF EXISTS ledger.split(numeric, bigint[], numeric[]);  -- now set-based in sql/150
 
-REVOKE ALL ON FUNCTION ledger.parcel_areas(integer, geometry),
-  ledger.parcel_acres(geometry, geometry) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ledger.parcel_areas(integer, geometry),
-  ledger.parcel_acres(geometry, geometry) TO rulem_etl;
+REVOKE ALL ON FUNCTION ledger.parcel_acres(geometry, geometry) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.parcel_acres(geometry, geometry) TO rulem_etl;

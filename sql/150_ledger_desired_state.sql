@@ -37,9 +37,10 @@ BEGIN
       AND (k.kind LIKE 'impact%' OR m.impact_acres = 0
            OR ledger.status_rank(k.kind) >= ledger.status_rank(m.counted_credit_status))
   ), on_parcel AS MATERIALIZED (
-    -- What ledger.parcel_areas (sql/140) gives for each piece, as one join: a LATERAL call
-    -- per piece restarted a subquery 4,000 times a county (about 6 % of the whole); OFFSET 0
-    -- keeps the overlay once per pair instead of once more in the filter.
+    -- The acres of each piece inside each current parcel its box meets (sql/140), as one
+    -- join: a LATERAL function per piece restarted a subquery 4,000 times a county (about
+    -- 6 % of the whole); OFFSET 0 keeps the overlay once per pair, not again in the filter;
+    -- parcels it only touches (0 acres) are left out.
     SELECT x.okey, x.kind, x.parcel_id, x.parcel_version_id, x.acres
     FROM (SELECT piece.okey, piece.kind, p.parcel_id, p.version_id AS parcel_version_id,
                  ledger.parcel_acres(p.geom, piece.geom) AS acres
