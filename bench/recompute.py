@@ -531,7 +531,7 @@ def one_wetland_change(url: str, large: bool, conn: sa.Connection | None = None,
                        grow: bool = False) -> tuple[float, ledger.RecomputeSummary]:
     """Shrink (or grow) one wetland an impact touches by 3 m, then recompute what that
     queued: from a new connection (as the CLI does), or on `conn`, a session that already
-    recomputed (as a long-running worker does)."""
+    recomputed (as a program that keeps its connection does)."""
     with db.connect(url) as c:
         wid = c.execute(sa.text(WETLAND_TOUCHED.format(">=" if large else "<"))).scalar_one()
         c.execute(sa.text(
@@ -552,14 +552,14 @@ def one_wetland_change(url: str, large: bool, conn: sa.Connection | None = None,
 
 WARM_RUNS = 5  # one-change recomputes in a warm session; their median is reported
 WARM_UP = 5     # recomputes the session makes first (PL/pgSQL plans a statement anew for its
-                # first five executions, then keeps a generic plan: a worker's steady state)
+                # first five executions, then keeps a generic plan: the steady state)
 
 
 def warm_changes(url: str) -> tuple[float, ledger.RecomputeSummary]:
     """One change recomputed WARM_RUNS times in a session that made WARM_UP such recomputes
-    before (a long-running worker's): the median (a single run of 20 ms moves by half on this
-    machine) and the last run's summary. The wetland shrinks and grows by turns, so that it
-    lasts."""
+    before (a program that keeps its connection): the median (a single run of 20 ms moves by
+    half on this machine) and the last run's summary. The wetland shrinks and grows by turns,
+    so that it lasts."""
     eng = db.engine(url)
     try:
         with eng.connect() as warm:

@@ -18,8 +18,8 @@ Figures:
    medians compared (this shared machine moves by 20-30 % from minute to minute), with the
    largest difference between the two sets of acres;
 3. recompute after one changed wetland vs the full recompute (target < 1 %): from a new
-   connection, and in a session that made five such recomputes before (a long-running
-   worker's steady state; median of the next five);
+   connection, and in a session that made five such recomputes before (the steady state of a
+   program that keeps its connection; median of the next five);
 4. the nightly reconciliation end to end (flows.nightly.reconcile_now, use_prefect=False,
    report written) with nothing new, and after 1 % of the parcels, wetlands, impacts and
    replacements changed, each vs the full recompute (target: nothing new < 10 %); each run in
@@ -206,7 +206,7 @@ def bench_recompute(run: Run, url: str, repeat: int) -> None:
         print(f"    {big_summary}")
     except sa.exc.NoResultFound:  # no complex under an impact at this size
         big = None
-    warm, _ = ledger_bench.warm_changes(url)  # a long-running worker: plans made already
+    warm, _ = ledger_bench.warm_changes(url)  # a kept connection: plans made already
 
     ratio = gp_s / full
     medians = "" if repeat == 1 else f" (median of {repeat})"
