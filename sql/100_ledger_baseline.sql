@@ -140,11 +140,21 @@ COMMENT ON FUNCTION ledger.visible_inputs(integer) IS
   'The latest approval date of a plan area and the sorted version ids of its approved current '
   'delineations: what ledger.visible_area must have been computed from to be used.';
 
+-- The one test of whether the stored areas may be read (ledger.baseline_pieces) or must be
+-- computed again (ledger.refresh_visible).
+CREATE OR REPLACE FUNCTION ledger.stored_visible_epoch(p_plan_area_id integer) RETURNS date
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT v.epoch FROM ledger.visible_epoch v, ledger.visible_inputs(p_plan_area_id) i
+  WHERE v.plan_area_id = p_plan_area_id AND v.inputs = i.inputs
+$$;
+COMMENT ON FUNCTION ledger.stored_visible_epoch(integer) IS
+  'The epoch of the stored visible study areas of a plan area when they were computed from '
+  'its approved current delineations; NULL when stale or none are stored.';
+
 CREATE OR REPLACE FUNCTION ledger.refresh_visible(p_plan_area_id integer) RETURNS boolean
 LANGUAGE plpgsql AS $$
 BEGIN
-  IF EXISTS (SELECT 1 FROM ledger.visible_epoch v, ledger.visible_inputs(p_plan_area_id) i
-             WHERE v.plan_area_id = p_plan_area_id AND v.inputs = i.inputs) THEN
+  IF ledger.stored_visible_epoch(p_plan_area_id) IS NOT NULL THEN
     RETURN false;                             -- current
   END IF;
   -- One refresher per plan area; a session that finds another refreshing goes on without
@@ -214,8 +224,8 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     FROM (SELECT DISTINCT near.on_date FROM near) x
     CROSS JOIN (SELECT max(dl.approved_on) AS latest FROM dl) l
   ), stored AS MATERIALIZED ( -- the stored visible areas' epoch, if they are current
-    SELECT v.epoch FROM ledger.visible_epoch v, ledger.visible_inputs(p_plan_area_id) i
-    WHERE v.plan_area_id = p_plan_area_id AND v.inputs = i.inputs
+    SELECT x.epoch FROM (SELECT ledger.stored_visible_epoch(p_plan_area_id) AS epoch) x
+    WHERE x.epoch IS NOT NULL
   ), vis AS MATERIALIZED (    -- per epoch and delineation met: its visible study area
     SELECT s.epoch, a.delineation_id, a.version_id, a.whole, a.area
     FROM stored s
@@ -342,7 +352,7 @@ REVOKE ALL ON FUNCTION ledger.union_all(geometry[]), ledger.union_within(geometr
   ledger.meet(geometry, geometry), ledger.acres(geometry),
   ledger.parameters_on(integer, date[]), ledger.status_rank(text),
   ledger.visible_areas(integer, date, bigint[]), ledger.visible_inputs(integer),
-  ledger.refresh_visible(integer) FROM PUBLIC;
+  ledger.stored_visible_epoch(integer), ledger.refresh_visible(integer) FROM PUBLIC;
 GRANT USAGE ON SCHEMA ledger TO rulem_etl;
 GRANT EXECUTE ON FUNCTION ledger.union_all(geometry[]), ledger.union_within(geometry, geometry[]), ledger.permit_baseline_on(date, date),
   ledger.baseline_wetland(integer, date, geometry),
@@ -350,5 +360,5 @@ GRANT EXECUTE ON FUNCTION ledger.union_all(geometry[]), ledger.union_within(geom
   ledger.meet(geometry, geometry), ledger.acres(geometry),
   ledger.parameters_on(integer, date[]), ledger.status_rank(text),
   ledger.visible_areas(integer, date, bigint[]), ledger.visible_inputs(integer),
-  ledger.refresh_visible(integer) TO rulem_etl;
+  ledger.stored_visible_epoch(integer), ledger.refresh_visible(integer) TO rulem_etl;
 GRANT SELECT, INSERT, DELETE ON ledger.visible_epoch, ledger.visible_area TO rulem_etl;
