@@ -1,0 +1,197 @@
+"""The resident recompute service (`rulem-db watch`, rulem_db/watch.py): it recomputes each
+committed change within seconds on its kept session, ignores a rolled-back edit, survives its
+session being killed and a failing recompute (recorded as a failed run, the queue kept), hands
+a big queue to the workers, and stops cleanly on SIGTERM.
+
+Site: A-1 (0,0)-(300,600), B-1 (300,0)-(600,600); wetland W1 (50,0)-(150,100) in a delineation
+approved 2020-01-01. Permit 24-001 fills all of W1 (10,000 m^2 = 2.4711 ac, required 2.4711 ac)
+and replaces it with 20,000 m^2 on B-1 (4.9421 ac of credit).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import ledger_scenarios as s
+import pytest
+import sqlalchemy as sa
+from hardening_helpers import child_env
+
+from rulem_db import ledger
+from rulem_db.watch import LedgerWatch, WatchEvent
+
+WAIT = 30.0  # seconds a test waits for an event before failing (a run takes well under 1 s)
+
+
+@contextmanager
+def watching(url: str, **kw) -> Iterator[tuple[LedgerWatch, queue.Queue[WatchEvent]]]:
+    """A watcher on its own thread, its events in a queue; stopped and joined at the end."""
+    events: queue.Queue[WatchEvent] = queue.Queue()
+    watch = LedgerWatch(url, debounce=kw.pop("debounce", 0.05),
+                        retry_seconds=kw.pop("retry_seconds", 0.2), on_event=events.put, **kw)
+    thread = threading.Thread(target=watch.run, name="ledger-watch", daemon=True)
+    thread.start()
+    try:
+        assert watch.listening.wait(WAIT), "the watcher never listened"
+        yield watch, events
+    finally:
+        watch.stop.set()
+        thread.join(WAIT)
+        assert not thread.is_alive(), "the watcher did not stop"
+
+
+def next_event(events: queue.Queue[WatchEvent]) -> WatchEvent:
+    try:
+        return events.get(timeout=WAIT)
+    except queue.Empty:
+        raise AssertionError(f"no watch event within {WAIT:g} s") from None
+
+
+def site(conn: sa.Connection, fill: s.Rect = (50, 0, 150, 100)) -> dict[str, int]:
+    ids = s.base_site(conn, {"W1": (50, 0, 150, 100)})
+    ids["A-1"] = s.parcel(conn, "A-1", (0, 0, 300, 600))
+    ids["B-1"] = s.parcel(conn, "B-1", (300, 0, 600, 600))
+    ids["24-001"] = p = s.permit(conn, "24-001")
+    ids["fill"] = s.impact(conn, p, "fill", fill, "fill-1")
+    s.replacement(conn, p, (350, 400, 550, 500), "basin")
+    return ids
+
+
+def test_each_committed_change_is_recomputed_on_the_kept_session(
+        engine: sa.Engine, db_url: str) -> None:
+    with watching(db_url) as (watch, events):
+        start = next_event(events)
+        assert start.why == "start" and start.summary and start.summary.entries == 0
+        with engine.begin() as conn:
+            ids = site(conn)
+        change = next_event(events)
+        assert change.why == "change" and change.error is None
+        assert change.summary.owners == 1 and change.summary.entries == 4
+        with engine.connect() as conn:
+            permit = s.permit_rows(conn)["24-001"]
+            assert [round(float(permit[m]), 4) for m in ("impact_acres", "required_acres",
+                                                         "credit_acres")] == [2.4711, 2.4711,
+                                                                              4.9421]
+            # the run was made by the watcher's own session, not a new one
+            assert conn.execute(sa.text(
+                "SELECT backend_pid FROM ledger.run WHERE run_id = :r"),
+                {"r": change.summary.run_id}).scalar_one() == watch.backend_pid
+
+        # a rolled-back edit wakes nobody; the next committed one is recomputed alone
+        with engine.connect() as conn, conn.begin() as tx:
+            conn.execute(sa.text(f"UPDATE core.impact SET geom = {s.rect((50, 0, 100, 100))} "
+                                 "WHERE impact_id = :i AND valid_to IS NULL"),
+                         {"i": ids["fill"]})
+            tx.rollback()
+        with engine.begin() as conn:
+            conn.execute(sa.text(f"UPDATE core.impact SET geom = {s.rect((50, 0, 100, 50))} "
+                                 "WHERE impact_id = :i AND valid_to IS NULL"),
+                         {"i": ids["fill"]})
+        change = next_event(events)
+        assert change.why == "change" and change.summary.entries > 0
+        assert events.empty()
+        with engine.connect() as conn:
+            impact = s.permit_rows(conn)["24-001"]["impact_acres"]
+            assert round(float(impact), 4) == round(s.acres(50 * 50), 4) == 0.6178
+    assert ledger.recompute(db_url).entries == 0  # nothing was left for anyone else
+
+
+def test_a_big_queue_goes_to_the_workers(engine: sa.Engine, db_url: str) -> None:
+    with watching(db_url, big_queue=1) as (_, events):
+        next_event(events)
+        with engine.begin() as conn:
+            site(conn)
+            waiting = conn.execute(sa.text(ledger.WAITING)).scalar_one()
+        assert waiting > 1
+        change = next_event(events)
+        assert change.summary.workers == ledger.DEFAULT_WORKERS
+        assert change.summary.entries == 4
+
+
+def test_a_killed_session_is_reopened_and_drains_what_waited(
+        engine: sa.Engine, db_url: str) -> None:
+    with watching(db_url) as (watch, events):
+        next_event(events)
+        with engine.begin() as conn:
+            assert conn.execute(sa.text("SELECT pg_terminate_backend(:p)"),
+                                {"p": watch.backend_pid}).scalar_one()
+            site(conn)  # committed while the watcher has no session
+        lost = next_event(events)
+        assert lost.why == "connection lost" and "reconnecting in 0.2 s" in lost.error
+        again = next_event(events)
+        assert again.why == "start"
+        if again.summary.entries == 0:  # reconnected before the edit's commit: heard it
+            again = next_event(events)
+            assert again.why == "change"
+        assert again.summary.entries == 4
+
+
+def test_a_failing_recompute_is_recorded_and_the_queue_kept(
+        engine: sa.Engine, db_url: str) -> None:
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            "ALTER FUNCTION ledger.drain_all(bigint, integer) RENAME TO drain_all_saved"))
+        conn.execute(sa.text(
+            "CREATE FUNCTION ledger.drain_all(bigint, integer) RETURNS integer "
+            "LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'drain broke'; END $$"))
+    with watching(db_url, retry_seconds=0.01) as (_, events):
+        failed = next_event(events)
+        assert failed.why == "start" and "drain broke" in failed.error
+        with engine.begin() as conn:
+            site(conn)
+        failed = next_event(events)
+        assert failed.why == "change" and "drain broke" in failed.error
+        with engine.begin() as conn:
+            run = conn.execute(sa.text(
+                "SELECT status, message FROM ledger.run ORDER BY run_id DESC LIMIT 1")).one()
+            assert run.status == "failed" and "drain broke" in run.message
+            assert conn.execute(sa.text(ledger.WAITING)).scalar_one() > 0
+            assert conn.execute(sa.text("SELECT count(*) FROM ledger.entry")).scalar_one() == 0
+            conn.execute(sa.text("DROP FUNCTION ledger.drain_all(bigint, integer)"))
+            conn.execute(sa.text("ALTER FUNCTION ledger.drain_all_saved(bigint, integer) "
+                                 "RENAME TO drain_all"))
+    assert ledger.recompute(db_url).entries == 4
+
+
+def test_an_unmigrated_database_is_refused_in_one_line(db_url: str) -> None:
+    with sa.create_engine(db_url).begin() as conn:
+        conn.execute(sa.text("DROP TRIGGER ledger_queue_notify ON ledger.change_queue"))
+    with pytest.raises(RuntimeError, match="run rulem-db db migrate first"):
+        LedgerWatch(db_url, retry_seconds=0.01).run()
+
+
+def test_the_command_recomputes_and_stops_on_sigterm(engine: sa.Engine, db_url: str) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rulem_db.cli", "--db", db_url, "watch", "--debounce", "0"],
+        env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout],
+                         daemon=True).start()
+
+        def line() -> str:
+            try:
+                return lines.get(timeout=WAIT)
+            except queue.Empty:
+                raise AssertionError(f"rulem-db watch said nothing in {WAIT:g} s: "
+                                     f"{proc.poll()=}") from None
+
+        assert line().startswith("rulem-db watch: recomputing the ledger on each change")
+        assert " start: run " in line()
+        with engine.begin() as conn:
+            site(conn)
+        assert "change: run" in (said := line()) and "4 entries posted (4 new" in said
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(WAIT) == 0, proc.stderr.read()
+        assert line() == "rulem-db watch: stopped\n"
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
