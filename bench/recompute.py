@@ -532,13 +532,23 @@ ORDER BY w.wetland_id LIMIT 1
 """
 
 
-def edit_one_wetland(url: str, large: bool, grow: bool = False) -> None:
-    """Shrink (or grow) one wetland an impact touches by 3 m, committed, as an editor would."""
-    with db.connect(url) as c:
-        wid = c.execute(sa.text(WETLAND_TOUCHED.format(">=" if large else "<"))).scalar_one()
-        c.execute(sa.text(
-            "UPDATE core.wetland SET geom = ST_Multi(ST_Buffer(geom, :d)) "
-            "WHERE wetland_id = :w AND valid_to IS NULL"), {"w": wid, "d": 3 if grow else -3})
+def edit_one_wetland(url: str, large: bool, grow: bool = False) -> float:
+    """Shrink (or grow) one wetland an impact touches by 3 m, committed, as an editor would;
+    returns the perf_counter() of the commit (a listener may start before the editor's
+    connection is closed)."""
+    eng = db.engine(url)
+    try:
+        with eng.connect() as c:
+            wid = c.execute(sa.text(WETLAND_TOUCHED.format(">=" if large else "<"))
+                            ).scalar_one()
+            c.execute(sa.text(
+                "UPDATE core.wetland SET geom = ST_Multi(ST_Buffer(geom, :d)) "
+                "WHERE wetland_id = :w AND valid_to IS NULL"),
+                {"w": wid, "d": 3 if grow else -3})
+            c.commit()
+            return time.perf_counter()
+    finally:
+        eng.dispose()
 
 
 def one_wetland_change(url: str, large: bool) -> tuple[float, ledger.RecomputeSummary]:
@@ -571,8 +581,7 @@ def watch_changes(url: str) -> tuple[float, float, ledger.RecomputeSummary]:
             raise RuntimeError("rulem-db watch did not start")
         events.get(timeout=120)  # its start run: nothing waits
         for i in range(WARM_UP + WARM_RUNS):
-            edit_one_wetland(url, False, grow=bool(i % 2))
-            committed = time.perf_counter()
+            committed = edit_one_wetland(url, False, grow=bool(i % 2))
             event = events.get(timeout=120)
             if event.summary is None:
                 raise RuntimeError(f"rulem-db watch: {event}")

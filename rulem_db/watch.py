@@ -33,7 +33,8 @@ from rulem_db import db as dbmod
 from rulem_db import ledger
 
 CHANNEL = "rulem_ledger_queue"
-POLL_SECONDS = 0.5   # how often the loop looks at its stop flag and the date when idle
+POLL_SECONDS = 0.5   # how often the loop looks at its stop flag when idle
+DATE_SECONDS = 60.0  # how often it asks the database whether the date changed
 BIG_QUEUE = 500      # queue rows above which the workers' path is used (one chunk is 100)
 NOTIFIES = ("SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'ledger_queue_notify' "
             "AND tgrelid = to_regclass('ledger.change_queue'))")
@@ -114,14 +115,24 @@ class LedgerWatch:
         self.backend_pid = conn.connection.dbapi_connection.get_backend_pid()
         self.listening.set()
         self._recompute(conn, "start")
-        today = date.today()
+        today, looked = self._today(conn), time.monotonic()
         while not self.stop.is_set():
             if self._notified(conn, POLL_SECONDS):
                 self._settle(conn)
                 self._recompute(conn, "change")
-            elif date.today() != today:
-                today = date.today()
-                self._recompute(conn, "new day")
+            elif time.monotonic() - looked >= DATE_SECONDS:
+                looked = time.monotonic()
+                if (now := self._today(conn)) != today:
+                    today = now
+                    self._recompute(conn, "new day")
+
+    @staticmethod
+    def _today(conn: sa.Connection) -> date:
+        """The database's date (ledger.enqueue_dated measures by it, in the session's time
+        zone, which need not be this process's). In its own transaction: notifications
+        arrive only between transactions."""
+        with conn.begin():
+            return conn.execute(sa.text("SELECT current_date")).scalar_one()
 
     def _notified(self, conn: sa.Connection, timeout: float) -> bool:
         """Whether another session notified the channel within `timeout` seconds. Our own

@@ -1,7 +1,7 @@
 """The resident recompute service (`rulem-db watch`, rulem_db/watch.py): it recomputes each
 committed change within seconds on its kept session, ignores a rolled-back edit, survives its
 session being killed and a failing recompute (recorded as a failed run, the queue kept), hands
-a big queue to the workers, and stops cleanly on SIGTERM.
+a big queue to the workers, recomputes when the date changes, and stops cleanly on SIGTERM.
 
 Site: A-1 (0,0)-(300,600), B-1 (300,0)-(600,600); wetland W1 (50,0)-(150,100) in a delineation
 approved 2020-01-01. Permit 24-001 fills all of W1 (10,000 m^2 = 2.4711 ac, required 2.4711 ac)
@@ -158,6 +158,24 @@ def test_a_failing_recompute_is_recorded_and_the_queue_kept(
             conn.execute(sa.text("ALTER FUNCTION ledger.drain_all_saved(bigint, integer) "
                                  "RENAME TO drain_all"))
     assert ledger.recompute(db_url).entries == 4
+
+
+def test_a_new_day_is_a_recompute_of_its_own(db_url: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dated facts take effect by the database's date with no row written (sql/175): when it
+    changes, the watcher recomputes although nobody notified it."""
+    import datetime as dt
+
+    from rulem_db import watch as watch_module
+
+    days = iter([dt.date(2026, 12, 1)] + [dt.date(2026, 12, 2)] * 1000)
+    monkeypatch.setattr(watch_module, "DATE_SECONDS", 0.0)
+    monkeypatch.setattr(LedgerWatch, "_today", staticmethod(lambda conn: next(days)))
+    with watching(db_url) as (_, events):
+        assert next_event(events).why == "start"
+        day = next_event(events)
+        assert day.why == "new day" and day.summary.entries == 0
+        assert day.summary.mode == "queue"
 
 
 def test_an_unmigrated_database_is_refused_in_one_line(db_url: str) -> None:
