@@ -125,6 +125,8 @@ def define(md: sa.MetaData, srid: int) -> None:
                           "abandoned."),
         sa.CheckConstraint(f"mode IN ({_codes(RUN_MODES)})", name="mode_code"),
         sa.CheckConstraint(f"status IN ({_codes(RUN_STATUS)})", name="status_code"),
+        sa.Index("ix_run_started_at", "started_at"),  # revision 0014
+        sa.Index("ix_run_running", "run_id", postgresql_where=sa.text("status = 'running'")),
         schema="ledger",
         comment="One row per recompute: what it was asked to do, what it posted.",
     )

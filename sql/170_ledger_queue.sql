@@ -459,24 +459,44 @@ COMMENT ON FUNCTION ledger.purge_processed_queue() IS
   'Deletes change-queue rows processed longer ago than ledger.queue_retention(); returns how '
   'many (run at the end of every ledger.finish_run).';
 
+-- What a recompute that found little to do costs is mostly this bookkeeping, so it reads
+-- only the run's own rows: the queue rows and entries through their run_id indexes (planned
+-- for the run at hand: a generic plan expects every run to be as big as a full recompute and
+-- scanned the whole queue, 2 ms), the reversals among the run's entries (not every reversal
+-- ever posted), and it purges only when a processed row is past the retention period.
 DROP FUNCTION IF EXISTS ledger.finish_run(bigint, text, text);
 CREATE OR REPLACE FUNCTION ledger.finish_run(p_run_id bigint, p_status text DEFAULT 'done',
                                              p_message text DEFAULT NULL)
-RETURNS SETOF ledger.run LANGUAGE sql AS $$
-  SELECT ledger.purge_processed_queue();
-  UPDATE ledger.run r SET
-    status = p_status,
-    message = p_message,
-    finished_at = clock_timestamp(),
-    queue_items = (SELECT count(*) FROM ledger.change_queue c WHERE c.processed_run_id = r.run_id),
-    owners = (SELECT count(DISTINCT ledger.owner_key(c.permit_id, c.district_project))
-              FROM ledger.change_queue c WHERE c.processed_run_id = r.run_id),
-    entries = (SELECT count(*) FROM ledger.entry e WHERE e.run_id = r.run_id),
-    reversals = (SELECT count(*) FROM ledger.entry e
-                 WHERE e.run_id = r.run_id AND e.reverses_entry_id IS NOT NULL)
-  WHERE r.run_id = p_run_id
-  RETURNING r.*
-$$;
+RETURNS SETOF ledger.run LANGUAGE plpgsql
+SET plan_cache_mode = force_custom_plan
+AS $$
+DECLARE
+  cutoff timestamptz := now() - ledger.queue_retention();
+  q record;
+  e record;
+BEGIN
+  IF EXISTS (SELECT 1 FROM ledger.change_queue c
+             WHERE c.processed_run_id < coalesce(
+                     (SELECT min(r.run_id) FROM ledger.run r WHERE r.started_at >= cutoff),
+                     9223372036854775807)
+               AND c.processed_at < cutoff) THEN
+    PERFORM ledger.purge_processed_queue();
+  END IF;
+  SELECT count(*) AS items,
+         count(DISTINCT ledger.owner_key(c.permit_id, c.district_project)) AS owners
+    INTO q FROM ledger.change_queue c WHERE c.processed_run_id = p_run_id;
+  SELECT count(*) AS entries, count(*) FILTER (WHERE x.reverses_entry_id IS NOT NULL) AS rev
+    INTO e FROM ledger.entry x WHERE x.run_id = p_run_id;
+  RETURN QUERY
+  WITH done AS (
+    UPDATE ledger.run r SET
+      status = p_status, message = p_message, finished_at = clock_timestamp(),
+      queue_items = q.items, owners = q.owners, entries = e.entries, reversals = e.rev
+    WHERE r.run_id = p_run_id
+    RETURNING r.*
+  )
+  SELECT * FROM done;
+END $$;
 COMMENT ON FUNCTION ledger.finish_run(bigint, text, text) IS
   'Closes a run with its status and counts (queue rows, owners, entries, reversals); purges '
   'processed queue rows older than the retention period.';
