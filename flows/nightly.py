@@ -65,6 +65,7 @@ class RunSummary:
     files_duplicate: int = 0
     files_quarantined: int = 0
     entries_posted: int = 0
+    entries_posted_between: int = 0  # by other recomputes since the previous run (watch, CLI)
     findings: int = 0
     findings_new: int = 0
     findings_resolved: int = 0
@@ -91,7 +92,10 @@ class RunSummary:
             for f in self.files:
                 if f.outcome in ("quarantined", "left"):
                     out.append(f"    {f.outcome}: {f.rel}: {f.message}")
-        out.append(f"  ledger: {self.entries_posted} entries posted")
+        between = (f" (and {self.entries_posted_between} since run {self.previous_run_id} by "
+                   "other recomputes: rulem-db watch, rulem-db recompute)"
+                   if self.entries_posted_between else "")
+        out.append(f"  ledger: {self.entries_posted} entries posted{between}")
         out.append(f"  findings: {self.findings} ({self.findings_new} new, "
                    f"{self.findings_resolved} resolved)")
         out.append(f"  parcels whose balance changed: {self.parcels_changed}")
@@ -278,7 +282,9 @@ def _run_message(url: str, run_id: int, files: list[FileResult], read_inbox: boo
     inbox = f"{_files_message(files)}; " if read_inbox else ""
     if not row["changed"]:
         return f"{inbox}nothing changed since the previous run"
-    return (f"{inbox}{row['entries_posted']} ledger entries posted; "
+    between = runs.run_changes(url, run_id).get("entries_posted_between") or 0
+    others = f" (+{between} by other recomputes since the previous run)" if between else ""
+    return (f"{inbox}{row['entries_posted']} ledger entries posted{others}; "
             f"{row['findings_new']} new and {row['findings_resolved']} resolved findings; "
             f"{row['parcels_changed']} parcels changed")
 
@@ -295,7 +301,9 @@ def _summary(url: str, run_id: int, files: list[FileResult], html: Path | None) 
         message=row["message"] or "", report_path=html, files=files,
         files_loaded=row["files_loaded"] or 0, files_duplicate=row["files_duplicate"] or 0,
         files_quarantined=row["files_quarantined"] or 0,
-        entries_posted=row["entries_posted"] or 0, findings=row["finding_count"] or 0,
+        entries_posted=row["entries_posted"] or 0,
+        entries_posted_between=runs.run_changes(url, run_id).get("entries_posted_between") or 0,
+        findings=row["finding_count"] or 0,
         findings_new=row["findings_new"] or 0, findings_resolved=row["findings_resolved"] or 0,
         parcels_changed=row["parcels_changed"] or 0, changed=bool(row["changed"]),
         plan_required_acres=num("plan_required_acres"),

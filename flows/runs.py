@@ -182,6 +182,15 @@ def run_row(url: str, run_id: int) -> dict:
     return dict(row)
 
 
+def run_changes(url: str, run_id: int) -> dict:
+    """What ops.summarize_run counted for a run (ops.run.changes), e.g. the entries other
+    recomputes posted since the previous run."""
+    with dbmod.connect(url) as conn:
+        changes = conn.execute(sa.text("SELECT changes FROM ops.run WHERE run_id = :r"),
+                               {"r": run_id}).scalar_one_or_none()
+    return changes or {}
+
+
 def local_day(tz: str = "America/Chicago") -> dt.date:
     """Today in the District's time zone (archive and report folders are named by it)."""
     from zoneinfo import ZoneInfo

@@ -328,8 +328,11 @@ def _headline(data: _Data, status: str) -> str:
         f"{run['files_loaded'] or 0} file(s) loaded",
         f"{run['files_quarantined'] or 0} quarantined",
     ] if run["inbox"] else []
+    between = (run["changes"] or {}).get("entries_posted_between") or 0
     parts += [
-        f"{run['entries_posted'] or 0} ledger entries posted",
+        f"{run['entries_posted'] or 0} ledger entries posted"
+        + (f" (and {between} by other recomputes in between: rulem-db watch, rulem-db "
+           "recompute)" if between else ""),
         f"{run['findings_new'] or 0} new finding(s)",
         f"{run['findings_resolved'] or 0} resolved",
     ]

@@ -308,7 +308,9 @@ DECLARE
   v_run ops.run;
   v_plan jsonb;
   v_prev_plan jsonb;
+  v_prev_state jsonb;
   v_entries integer;
+  v_between integer;
   v_new integer;
   v_resolved integer;
   v_moved integer;
@@ -317,7 +319,8 @@ DECLARE
   v_files integer;
 BEGIN
   SELECT * INTO v_run FROM ops.run WHERE run_id = p_run_id;
-  SELECT plan_totals INTO v_prev_plan FROM ops.run WHERE run_id = v_run.previous_run_id;
+  SELECT plan_totals, balance_state INTO v_prev_plan, v_prev_state
+  FROM ops.run WHERE run_id = v_run.previous_run_id;
   IF v_run.parcels_seen_in_run_id IS NOT NULL AND v_prev_plan IS NOT NULL THEN
     v_plan := v_prev_plan;  -- the same ledger entries (ops.balance_state): the same totals
   ELSE
@@ -326,6 +329,11 @@ BEGIN
     WHERE b.plan_area_id = v_run.plan_area_id;
   END IF;
   SELECT count(*) INTO v_entries FROM ledger.entry WHERE run_id = v_run.ledger_run_id;
+  -- Entries other recomputes posted between the two runs (rulem-db watch, rulem-db
+  -- recompute): the plan area's entries at this run's snapshot minus those at the previous
+  -- one's (ops.balance_state), minus this run's own.
+  v_between := greatest(coalesce((v_run.balance_state ->> 'entries')::integer
+                                 - (v_prev_state ->> 'entries')::integer - v_entries, 0), 0);
   SELECT count(*) FILTER (WHERE change = 'new'), count(*) FILTER (WHERE change = 'resolved'),
          count(*) FILTER (WHERE change = 'changed')
     INTO v_new, v_resolved, v_moved FROM ops.run_finding_change(p_run_id);
@@ -344,10 +352,12 @@ BEGIN
   UPDATE ops.run
      SET plan_totals = v_plan, entries_posted = v_entries, finding_count = v_findings,
          findings_new = v_new, findings_resolved = v_resolved, parcels_changed = v_parcels,
-         changed = (v_files + v_entries + v_new + v_resolved + v_moved + v_parcels) > 0
+         changed = (v_files + v_entries + v_between + v_new + v_resolved + v_moved
+                    + v_parcels) > 0
                    OR ops.plan_figures(v_plan) IS DISTINCT FROM ops.plan_figures(v_prev_plan),
          changes = jsonb_build_object(
-           'files_loaded', v_files, 'entries_posted', v_entries, 'findings_new', v_new,
+           'files_loaded', v_files, 'entries_posted', v_entries,
+           'entries_posted_between', v_between, 'findings_new', v_new,
            'findings_resolved', v_resolved, 'findings_changed', v_moved,
            'parcels_changed', v_parcels,
            'plan_before', v_prev_plan, 'plan_after', v_plan,
@@ -356,8 +366,9 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION ops.summarize_run(bigint) IS
   'Counts what changed between a run and the previous completed run (files loaded, ledger '
-  'entries posted, new, resolved and changed findings, parcels whose balance changed, plan '
-  'totals) and stores it on the run record.';
+  'entries posted by the run and by other recomputes between the two, new, resolved and '
+  'changed findings, parcels whose balance changed, plan totals) and stores it on the run '
+  'record.';
 
 -- ---------------------------------------------------------------------------------------------
 -- Published: the run log for staff.

@@ -1,7 +1,8 @@
 """The resident recompute service (`rulem-db watch`, rulem_db/watch.py): it recomputes each
 committed change within seconds on its kept session, ignores a rolled-back edit, survives its
 session being killed and a failing recompute (recorded as a failed run, the queue kept), hands
-a big queue to the workers, recomputes when the date changes, and stops cleanly on SIGTERM.
+a big queue to the workers, recomputes when the date changes, shows in the next nightly's
+comparison, and stops cleanly on SIGTERM.
 
 Site: A-1 (0,0)-(300,600), B-1 (300,0)-(600,600); wetland W1 (50,0)-(150,100) in a delineation
 approved 2020-01-01. Permit 24-001 fills all of W1 (10,000 m^2 = 2.4711 ac, required 2.4711 ac)
@@ -18,6 +19,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import ledger_scenarios as s
 import pytest
@@ -176,6 +178,46 @@ def test_a_new_day_is_a_recompute_of_its_own(db_url: str,
         day = next_event(events)
         assert day.why == "new day" and day.summary.entries == 0
         assert day.summary.mode == "queue"
+
+
+def test_the_nightly_reports_what_the_watcher_posted_between_runs(
+        engine: sa.Engine, db_url: str, tmp_path: Path) -> None:
+    """The nightly stays the run of record: what the service posted since the previous night
+    shows in its comparison, its headline and its summary, though the night posts nothing.
+    A-1 balance: credit 4.9421 - required 2.4711 = +2.4711; after the fill shrinks to
+    (50,0)-(100,100), 5,000 m^2 = 1.2355 ac: 4.9421 - 1.2355 = +3.7066."""
+    from decimal import Decimal
+
+    from flows import nightly
+
+    def night() -> nightly.RunSummary:
+        with nightly.database(db_url):
+            return nightly.nightly_reconciliation.fn(reports=str(tmp_path / "reports"),
+                                                     started_via="command")
+
+    with engine.begin() as conn:
+        ids = site(conn)
+    first = night()
+    with watching(db_url) as (_, events):
+        assert next_event(events).summary.entries == 0  # the night drained the queue
+        with engine.begin() as conn:
+            conn.execute(sa.text(f"UPDATE core.impact SET geom = {s.rect((50, 0, 100, 100))} "
+                                 "WHERE impact_id = :i AND valid_to IS NULL"),
+                         {"i": ids["fill"]})
+        posted = next_event(events).summary.entries
+    assert posted > 0
+    second = night()
+    assert (second.changed, second.entries_posted, second.entries_posted_between,
+            second.previous_run_id) == (True, 0, posted, first.run_id)
+    with engine.connect() as conn:
+        (a1,) = conn.execute(sa.text("SELECT * FROM ops.run_parcel_change(:r)"),
+                             {"r": second.run_id}).mappings().all()
+    assert (a1["pin"], a1["balance_before"], a1["balance_after"]) == (
+        "A-1", Decimal("2.4711"), Decimal("3.7066"))
+    assert f"ledger: 0 entries posted (and {posted} since run {first.run_id} by other " in (
+        "\n".join(second.lines()))
+    assert (f"0 ledger entries posted (and {posted} by other recomputes in between"
+            in second.report_path.read_text())
 
 
 def test_an_unmigrated_database_is_refused_in_one_line(db_url: str) -> None:
