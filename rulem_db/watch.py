@@ -190,7 +190,7 @@ class LedgerWatch:
                              {"r": run_id, "m": message[:500]})
             run = f"failed run {run_id} recorded"
         self._tell(why, error=f"recompute failed ({run}): {message}; the queue keeps what "
-                              "waits, the next change or start retries")
+                              "waits for the next change, start or nightly run")
         self.stop.wait(self.retry_seconds)
 
     def _tell(self, why: str, **kw) -> None:  # noqa: ANN003
@@ -202,8 +202,14 @@ class SessionLost(Exception):
 
 
 def _is_disconnect(exc: sa.exc.DBAPIError) -> bool:
-    """A connection-level failure (server restart, terminated backend, network)."""
-    return isinstance(exc.orig, psycopg2.OperationalError | psycopg2.InterfaceError)
+    """A connection-level failure (server restart, terminated backend, network, a refused
+    connection), not a deadlock, serialization failure or cancelled statement (psycopg2
+    makes those OperationalErrors too)."""
+    from psycopg2 import extensions
+
+    return (isinstance(exc.orig, psycopg2.OperationalError | psycopg2.InterfaceError)
+            and not isinstance(exc.orig, extensions.TransactionRollbackError
+                               | extensions.QueryCanceledError))
 
 
 def _one_line(exc: BaseException) -> str:
