@@ -282,7 +282,7 @@ def _run_message(url: str, run_id: int, files: list[FileResult], read_inbox: boo
     inbox = f"{_files_message(files)}; " if read_inbox else ""
     if not row["changed"]:
         return f"{inbox}nothing changed since the previous run"
-    between = runs.run_changes(url, run_id).get("entries_posted_between") or 0
+    between = row["changes"].get("entries_posted_between") or 0
     others = f" (+{between} by other recomputes since the previous run)" if between else ""
     return (f"{inbox}{row['entries_posted']} ledger entries posted{others}; "
             f"{row['findings_new']} new and {row['findings_resolved']} resolved findings; "
@@ -302,7 +302,7 @@ def _summary(url: str, run_id: int, files: list[FileResult], html: Path | None) 
         files_loaded=row["files_loaded"] or 0, files_duplicate=row["files_duplicate"] or 0,
         files_quarantined=row["files_quarantined"] or 0,
         entries_posted=row["entries_posted"] or 0,
-        entries_posted_between=runs.run_changes(url, run_id).get("entries_posted_between") or 0,
+        entries_posted_between=row["changes"].get("entries_posted_between") or 0,
         findings=row["finding_count"] or 0,
         findings_new=row["findings_new"] or 0, findings_resolved=row["findings_resolved"] or 0,
         parcels_changed=row["parcels_changed"] or 0, changed=bool(row["changed"]),

@@ -175,20 +175,14 @@ def finish(url: str, run_id: int, status: str, message: str,
 
 
 def run_row(url: str, run_id: int) -> dict:
-    """The run record as pub.reconciliation_run shows it."""
+    """The run record as pub.reconciliation_run shows it, with what ops.summarize_run counted
+    (`changes`, e.g. the entries other recomputes posted since the previous run)."""
     with dbmod.connect(url) as conn:
-        row = conn.execute(sa.text("SELECT * FROM pub.reconciliation_run WHERE run_id = :r"),
-                           {"r": run_id}).mappings().one()
+        row = conn.execute(sa.text(
+            "SELECT v.*, coalesce(o.changes, '{}') AS changes FROM pub.reconciliation_run v "
+            "JOIN ops.run o ON o.run_id = v.run_id WHERE v.run_id = :r"),
+            {"r": run_id}).mappings().one()
     return dict(row)
-
-
-def run_changes(url: str, run_id: int) -> dict:
-    """What ops.summarize_run counted for a run (ops.run.changes), e.g. the entries other
-    recomputes posted since the previous run."""
-    with dbmod.connect(url) as conn:
-        changes = conn.execute(sa.text("SELECT changes FROM ops.run WHERE run_id = :r"),
-                               {"r": run_id}).scalar_one_or_none()
-    return changes or {}
 
 
 def local_day(tz: str = "America/Chicago") -> dt.date:

@@ -463,7 +463,7 @@ COMMENT ON FUNCTION ledger.purge_processed_queue() IS
 -- only the run's own rows: the queue rows and entries through their run_id indexes (planned
 -- for the run at hand: a generic plan expects every run to be as big as a full recompute and
 -- scanned the whole queue, 2 ms), the reversals among the run's entries (not every reversal
--- ever posted), and it purges only when a processed row is past the retention period.
+-- ever posted).
 DROP FUNCTION IF EXISTS ledger.finish_run(bigint, text, text);
 CREATE OR REPLACE FUNCTION ledger.finish_run(p_run_id bigint, p_status text DEFAULT 'done',
                                              p_message text DEFAULT NULL)
@@ -471,17 +471,10 @@ RETURNS SETOF ledger.run LANGUAGE plpgsql
 SET plan_cache_mode = force_custom_plan
 AS $$
 DECLARE
-  cutoff timestamptz := now() - ledger.queue_retention();
   q record;
   e record;
 BEGIN
-  IF EXISTS (SELECT 1 FROM ledger.change_queue c
-             WHERE c.processed_run_id < coalesce(
-                     (SELECT min(r.run_id) FROM ledger.run r WHERE r.started_at >= cutoff),
-                     9223372036854775807)
-               AND c.processed_at < cutoff) THEN
-    PERFORM ledger.purge_processed_queue();
-  END IF;
+  PERFORM ledger.purge_processed_queue();
   SELECT count(*) AS items,
          count(DISTINCT ledger.owner_key(c.permit_id, c.district_project)) AS owners
     INTO q FROM ledger.change_queue c WHERE c.processed_run_id = p_run_id;

@@ -328,14 +328,15 @@ BEGIN
     FROM pub.plan_balance b
     WHERE b.plan_area_id = v_run.plan_area_id;
   END IF;
-  SELECT count(*) INTO v_entries FROM ledger.entry WHERE run_id = v_run.ledger_run_id;
-  -- Entries other recomputes posted between the two runs (rulem-db watch, rulem-db
-  -- recompute): the plan area's entries at this run's snapshot minus those at the previous
-  -- one's (ops.balance_state), minus this run's own in the plan area.
-  SELECT greatest(coalesce((v_run.balance_state ->> 'entries')::integer
-                           - (v_prev_state ->> 'entries')::integer - count(*), 0), 0)
-    INTO v_between
-    FROM ledger.entry WHERE run_id = v_run.ledger_run_id AND plan_area_id = v_run.plan_area_id;
+  -- This run's entries, and those other recomputes posted between the two runs (rulem-db
+  -- watch, rulem-db recompute): the plan area's entries at this run's snapshot minus those
+  -- at the previous one's (ops.balance_state), minus this run's own in the plan area.
+  SELECT count(*),
+         greatest(coalesce((v_run.balance_state ->> 'entries')::integer
+                           - (v_prev_state ->> 'entries')::integer
+                           - count(*) FILTER (WHERE plan_area_id = v_run.plan_area_id), 0), 0)
+    INTO v_entries, v_between
+    FROM ledger.entry WHERE run_id = v_run.ledger_run_id;
   SELECT count(*) FILTER (WHERE change = 'new'), count(*) FILTER (WHERE change = 'resolved'),
          count(*) FILTER (WHERE change = 'changed')
     INTO v_new, v_resolved, v_moved FROM ops.run_finding_change(p_run_id);
