@@ -8,7 +8,25 @@ refusal carries every line (the CLI prints them) and a one-line summary as its m
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# Characters that must not reach a terminal raw: C0 and C1 controls (ESC starts ANSI escape
+# sequences, CR rewrites the line, LF splits it), DEL, the line and paragraph separators, and
+# the bidirectional overrides and isolates that reorder what is shown.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """text with every control character written as its escape (\\x1b, \\r, \\u202e), so
+    that a file name, a field name or a value echoed in a message can neither forge nor hide
+    output on the terminal of the person reading it, and a problem stays one line."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    return f"\\x{ord(c):02x}" if ord(c) <= 0xFF else f"\\u{ord(c):04x}"
 
 
 @dataclass(frozen=True)
@@ -23,7 +41,8 @@ class Problem:
     kind: str = "error"  # error, skipped, warning, repaired or info
 
     def line(self) -> str:
-        """The problem as one line: file: feature F (key K): field: message."""
+        """The problem as one line: file: feature F (key K): field: message (control
+        characters escaped: etl.problems.printable)."""
         where = [self.file]
         if self.feature is not None:
             feature = f"feature {self.feature}"
@@ -32,7 +51,7 @@ class Problem:
             where.append(feature)
         if self.field:
             where.append(self.field)
-        return ": ".join(where + [self.message])
+        return printable(": ".join(where + [self.message]))
 
 
 class IngestError(Exception):
@@ -49,19 +68,19 @@ class IngestRefused(IngestError):
         self.file = file
         self.problems = problems
         self.total = total if total is not None else len(problems)
-        first = problems[0].line() if problems else f"{file}: refused"
+        first = problems[0].line() if problems else f"{printable(file)}: refused"
         more = self.total - 1
         summary = first if more <= 0 else f"{first} (and {more} more problem{'s' * (more > 1)})"
         if hint:
-            summary += f"; {hint}"
+            summary += f"; {printable(hint)}"
         super().__init__(summary)
 
     def lines(self) -> list[str]:
         """Every problem, one line each (at most those kept; total says how many there were)."""
         out = [p.line() for p in self.problems]
         if self.total > len(self.problems):
-            out.append(f"{self.file}: ... and {self.total - len(self.problems)} more problems "
-                       "of the kinds above")
+            out.append(f"{printable(self.file)}: ... and {self.total - len(self.problems)} "
+                       "more problems of the kinds above")
         return out
 
 

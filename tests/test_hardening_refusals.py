@@ -60,6 +60,40 @@ def _gpkg(path: Path, rows: list[dict]) -> Path:
     return plain.rename(path)
 
 
+# --- 4. control characters are escaped in every line printed -------------------------------
+
+def test_control_characters_in_names_and_values_are_escaped_in_every_line(
+        db_url: str, engine: sa.Engine, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    name = "p\x1b[31mred\x85.gpkg"
+    path = _gpkg(tmp_path / name, [{"pin": "K\x1b]0;owned\x07", "geometry": bowtie(0)},
+                                    {"pin": "L\u202egpj.exe", "geometry": bowtie(1)}])
+    err = _cli_refused(db_url, engine, capsys, path, r"geometry: invalid")
+    for line in err:
+        assert not CONTROL.search(line) and "\u202e" not in line, repr(line)
+    assert err[0].startswith("p\\x1b[31mred\\x85.gpkg: feature 1 (key K0OWNED): "
+                             "geometry: invalid"), err[0]
+    assert err[1].startswith("p\\x1b[31mred\\x85.gpkg: feature 2 (key LGPJEXE)"
+                             ": geometry: invalid"), err[1]
+    # a field name echoed in a refusal
+    fields = _gpkg(tmp_path / "fields.gpkg", [{"no\x1b[8mpin": "A", "geometry": square(0)}])
+    err = _cli_refused(db_url, engine, capsys, fields, r"its fields are: no\\x1b\[8mpin\)")
+    assert not any(CONTROL.search(line) for line in err), err
+    # a file that loads: its summary and notes are escaped too
+    good = _parcel_gpkg(tmp_path / "ok\x1b[2J.gpkg", 1)
+    assert main(["--db", db_url, "ingest", "parcel", str(good)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("ok\\x1b[2J.gpkg: 1 features into parcel"), out
+    assert not any(CONTROL.search(line) for line in out), out
+
+
+def test_problem_lines_escape_every_control_character() -> None:
+    p = Problem("a\tb.gpkg", "value 'x\x00y\x9b' is not a code", feature="1", field="f\ng")
+    assert p.line() == "a\\x09b.gpkg: feature 1: f\\x0ag: value 'x\\x00y\\x9b' is not a code"
+    err = IngestRefused("a\tb.gpkg", [p], hint="nothing\x1b was loaded")
+    assert str(err) == p.line() + "; nothing\\x1b was loaded"
+    assert printable("Zoë, 24-017 / W-1 \\ ok") == "Zoë, 24-017 / W-1 \\ ok"
+
+
 # --- 6. two db init racing to create the group roles --------------------------------------
 
 def test_two_inits_racing_to_create_a_group_role_both_succeed(admin_url: URL) -> None:

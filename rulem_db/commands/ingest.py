@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from etl.ingest import ingest
-    from etl.problems import IngestRefused
+    from etl.problems import IngestRefused, printable
     from etl.progress import for_terminal
 
     url = config.database_url(args.db)
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
                         permit=args.permit, study_area=args.study_area,
                         skip_bad_features=args.skip_bad_features, delineation=args.delineation,
                         records=args.records, source_layer=args.source_layer,
-                        plan_area=args.plan_area, progress=for_terminal(args.file.name))
+                        plan_area=args.plan_area, progress=for_terminal(printable(args.file.name)))
     except IngestRefused as exc:
         lines = exc.lines()
         if len(lines) > 1:
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if result.delineation_no:
         rows.append(("delineation", result.delineation_no))
     if args.format == "table":
-        print(result.message)
+        print(printable(result.message))
         for note in result.notes[:20]:
             print(f"  {note.kind}: {note.line()}")
         if len(result.notes) > 20:
