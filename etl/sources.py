@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pyogrio
 import pyogrio.errors
+import pyogrio.util
 
 from etl.limits import Limits, env_name, size_words
 from etl.problems import refuse
@@ -107,10 +108,24 @@ def open_source(path: Path, *, source_layer: str | None = None, layer_name: str 
         candidates = _zip_datasets(path, limits)
     elif suffix == ".shp":
         _check_shapefile(path)
-        candidates = [str(path)]
+        candidates = [gdal_path(path)]
     else:
-        candidates = [str(path)]
+        candidates = [gdal_path(path)]
     return _open_gdal(path, candidates, source_layer, layer_name, wants_geometry)
+
+
+def gdal_path(path: Path) -> str:
+    """The name GDAL is given for a local file. pyogrio reads every name as a URI first (its
+    issue #632): a `;` in the last part starts URI parameters and is cut off with the rest
+    (`a;b.gpkg` became `a`: "No such file or directory"), a `!` separates an archive from its
+    member, a tab or CR is dropped, a relative `s3:x.gpkg` becomes /vsis3/. A name it would
+    change is given as the subfile of itself from offset 0 to its end (/vsisubfile/0_0,...),
+    which pyogrio passes untouched and GDAL reads as the file itself (its sidecars, a
+    shapefile's .dbf and .prj, are found beside it the same way)."""
+    text = str(path)
+    if pyogrio.util.vsi_path(text) == text:
+        return text
+    return f"/vsisubfile/0_0,{path.absolute()}"
 
 
 def _delivered_parts(path: Path) -> list[Path]:
@@ -335,7 +350,7 @@ def _declares_no_encoding(path: Path, dataset: str) -> bool:
             with z.open(names[stem + ".dbf"]) as f:
                 head = f.read(32)
     else:
-        shp = Path(dataset)
+        shp = path
         dbf = _sidecar(shp, ".dbf")
         if _sidecar(shp, ".cpg") is not None or dbf is None:
             return False
@@ -407,7 +422,7 @@ def _open_csv(path: Path, wants_geometry: bool, geometry_field: str | None) -> S
     options = {"KEEP_GEOM_COLUMNS": "YES", "EMPTY_STRING_AS_NULL": "NO"}
     if geometry_column is not None:
         options["GEOM_POSSIBLE_NAMES"] = geometry_column
-    return Source(path=path, reader="gdal", dataset=str(path), layer=None, driver="CSV",
+    return Source(path=path, reader="gdal", dataset=gdal_path(path), layer=None, driver="CSV",
                   fields=tuple(header), has_geometry=geometry_column is not None, crs=None,
                   feature_count=records, geometry_column=geometry_column, open_options=options)
 

@@ -94,6 +94,35 @@ def test_problem_lines_escape_every_control_character() -> None:
     assert printable("Zoë, 24-017 / W-1 \\ ok") == "Zoë, 24-017 / W-1 \\ ok"
 
 
+# --- 5. a file name with `;` (or `!`, or a CR) loads like any other -----------------------
+
+def test_file_names_pyogrio_would_read_as_uris_load_like_any_other(
+        db_url: str, engine: sa.Engine, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    gpkg = _parcel_gpkg(tmp_path / "parcels;2024.gpkg", 2)
+    assert main(["--db", db_url, "ingest", "parcel", str(gpkg)]) == 0
+    assert capsys.readouterr().out.startswith("parcels;2024.gpkg: 2 features into parcel: 2 new")
+    # a shapefile (its .dbf and .prj found beside it), a GeoJSON and a CSV, each a re-delivery
+    # of the same parcels under another odd name: nothing new, nothing closed
+    import geopandas as gpd
+
+    gdf = gpd.GeoDataFrame({"pin": ["P0", "P1"]}, crs="EPSG:26915",
+                           geometry=[shapely.MultiPolygon([square(i)]) for i in range(2)])
+    for name, driver in [("a;b!c.shp", "ESRI Shapefile"), ("x;y\r.geojson", "GeoJSON")]:
+        for part in tmp_path.glob("plain.*"):
+            part.unlink()
+        gdf.to_file(tmp_path / f"plain{Path(name).suffix}", driver=driver, engine="pyogrio")
+        for part in tmp_path.glob("plain.*"):
+            part.rename(tmp_path / (Path(name).stem + part.suffix))
+        result = ingest(db_url, "parcel", tmp_path / name)
+        assert (result.status, result.features, result.inserted, result.closed) == \
+            ("loaded", 2, 0, 0), result.message
+    csv_path = write_csv(tmp_path / "p;q.csv", ["pin", "wkt"],
+                         [["P0", square(0).wkt], ["P1", square(1).wkt]])
+    result = ingest(db_url, "parcel", csv_path, crs="EPSG:26915")
+    assert (result.features, result.inserted, result.closed) == (2, 0, 0), result.message
+    assert scalar(engine, "SELECT count(*) FROM core.parcel WHERE valid_to IS NULL") == 2
+
+
 # --- 6. two db init racing to create the group roles --------------------------------------
 
 def test_two_inits_racing_to_create_a_group_role_both_succeed(admin_url: URL) -> None:
