@@ -153,6 +153,7 @@ class _Ingest:
         if src.feature_count == 0:
             raise refuse(self.file, "holds no features, so there is nothing to load (an empty "
                          "delivery never retires features); check the export")
+        staging.check_field_count(self.file, len(src.fields))
         plans = self._plan(src)
         sha = file_sha256(self.path)
         eng = db.engine(self.url)

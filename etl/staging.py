@@ -18,8 +18,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from etl.problems import refuse
+
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 _HEX_PAIRS = np.stack([_HEX[np.arange(256) >> 4], _HEX[np.arange(256) & 15]], axis=1)
+
+
+# A PostgreSQL table has at most 1600 columns (MaxHeapAttributeNumber); the staging table
+# holds _row, _fid and _geom besides one column per field of the file.
+MAX_TABLE_COLUMNS = 1600
+OWN_COLUMNS = ("_row", "_fid", "_geom")
+MAX_FIELDS = MAX_TABLE_COLUMNS - len(OWN_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,16 @@ def plan_fields(schema: pa.Schema) -> list[StagedField]:
     """Staging columns for the fields of a normalised batch schema (after _fid and _geom)."""
     fields = [f for f in schema if f.name not in ("_fid", "_geom")]
     return [StagedField(f.name, f"c{i}", pg_type(f.type)) for i, f in enumerate(fields)]
+
+
+def check_field_count(file: str, count: int) -> None:
+    """A file with more fields than a staging table can hold is refused before anything is
+    staged, rather than failing in CREATE TABLE with the database's words."""
+    if count > MAX_FIELDS:
+        raise refuse(file, f"has {count:,} fields, more than the {MAX_FIELDS:,} ingest can "
+                     f"stage (PostgreSQL tables have at most {MAX_TABLE_COLUMNS:,} columns, "
+                     f"{len(OWN_COLUMNS)} of them ingest's own); deliver only the fields the "
+                     "layer needs")
 
 
 def create_table(cur, table: str, fields: list[StagedField]) -> None:
@@ -101,7 +120,7 @@ def copy_csv(cur, table: str, fields: list[StagedField], buf: io.BytesIO) -> Non
 
 
 def _columns(fields: list[StagedField]) -> list[str]:
-    return ["_row", "_fid", "_geom"] + [f.column for f in fields]
+    return list(OWN_COLUMNS) + [f.column for f in fields]
 
 
 def wkb_hex(arr: pa.Array) -> pa.Array:

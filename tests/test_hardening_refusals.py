@@ -60,6 +60,29 @@ def _gpkg(path: Path, rows: list[dict]) -> Path:
     return plain.rename(path)
 
 
+# --- 1. more fields than a PostgreSQL table can hold ---------------------------------------
+
+def _wide_csv(path: Path, fields: int) -> Path:
+    """A parcel CSV of `fields` columns: wkt, pin and the rest extra."""
+    extra = [f"x{i}" for i in range(fields - 2)]
+    wkt = square(0).wkt
+    return write_csv(path, ["wkt", "pin", *extra], [[wkt, "P0", *["1"] * len(extra)]])
+
+
+def test_a_file_with_more_fields_than_a_table_can_hold_is_refused_before_staging(
+        db_url: str, engine: sa.Engine, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert staging.MAX_FIELDS == 1600 - 3
+    wide = _wide_csv(tmp_path / "wide.csv", staging.MAX_FIELDS + 1)
+    _cli_refused(db_url, engine, capsys, wide,
+                 r"wide\.csv: has 1,598 fields, more than the 1,597 ingest can stage "
+                 r"\(PostgreSQL tables have at most 1,600 columns", "--crs", "EPSG:26915")
+    # the most a staging table can hold loads
+    widest = _wide_csv(tmp_path / "widest.csv", staging.MAX_FIELDS)
+    result = ingest(db_url, "parcel", widest, crs="EPSG:26915")
+    assert (result.status, result.inserted) == ("loaded", 1)
+    assert scalar(engine, "SELECT source_attributes ->> 'x1594' FROM core.parcel") == "1"
+
+
 # --- 4. control characters are escaped in every line printed -------------------------------
 
 def test_control_characters_in_names_and_values_are_escaped_in_every_line(
