@@ -10,14 +10,24 @@ the user names one, and the file's extent is checked to make sense in the CRS it
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable
+import re
+import sqlite3
+import urllib.parse
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO
 
 import pyproj
 from pyproj.exceptions import CRSError
 
 from etl.problems import refuse
+
+if TYPE_CHECKING:
+    from etl.sources import Source
 
 
 @dataclass(frozen=True)
@@ -28,6 +38,139 @@ class SourceCRS:
     srid: int | None
     proj: str | None
     note: str | None = None  # what was decided (e.g. --crs overrides the file's)
+
+
+def unknown_declared(src: Source) -> str | None:
+    """The CRS the file declares when PROJ does not know it (as the file names it, e.g.
+    'EPSG:999999'), else None.
+
+    GDAL does not always say so: a GeoJSON `crs` member naming a code PROJ does not know is
+    read as WGS 84 (GeoJSON's default) without a word, and a GeoPackage srs or a .prj GDAL
+    cannot read comes back as no CRS at all, which would be refused as "declares no CRS". So
+    the declaration is looked up in the file itself: the `crs` member of a GeoJSON GDAL called
+    WGS 84 (or nothing), the .prj of a shapefile and the srs of a GeoPackage layer GDAL found
+    none in; and a declaration GDAL passed on (an authority code, a PROJJSON) is tried with
+    PROJ here, before anything is staged."""
+    if src.crs is not None:
+        try:
+            pyproj.CRS.from_user_input(src.crs)
+        except CRSError:
+            return _label(src.crs)
+    if src.driver == "GeoJSON" and src.crs in (None, "EPSG:4326", "OGC:CRS84"):
+        named = _geojson_crs(src)
+        if named is not None:
+            try:
+                pyproj.CRS.from_user_input(named)
+            except CRSError:
+                return named
+        return None
+    if src.crs is not None:
+        return None
+    if src.driver == "ESRI Shapefile":
+        text = _prj_text(src)
+        return _label(text) if text and text.strip() else None
+    if src.driver == "GPKG" and not src.dataset.startswith("/vsizip/"):
+        return _gpkg_srs(src)
+    return None
+
+
+def _label(text: str) -> str:
+    """A declaration as people name it: its authority and code when it has them."""
+    text = " ".join(text.split())
+    code = re.fullmatch(r"([A-Za-z]+):+(\d+)", text)
+    if code:
+        return f"{code[1].upper()}:{code[2]}"
+    wkt = re.findall(r'(?:AUTHORITY|ID)\[\s*"([^"]+)"\s*,\s*"?(\d+)"?', text, re.I)
+    if wkt:
+        return f"{wkt[-1][0].upper()}:{wkt[-1][1]}"  # the CRS's own is the last one
+    try:
+        ident = json.loads(text).get("id") or {}
+        return f"{str(ident['authority']).upper()}:{ident['code']}"
+    except (ValueError, AttributeError, KeyError, TypeError):
+        pass
+    return repr(text[:60] + ("..." if len(text) > 60 else ""))
+
+
+_CRS_MEMBER = re.compile(rb'"crs"\s*:\s*\{')
+
+
+def _geojson_crs(src: Source) -> str | None:
+    """The CRS a GeoJSON's `crs` member names (GeoJSON 2008: {"type": "name", "properties":
+    {"name": ...}}, or the older {"type": "EPSG", "properties": {"code": ...}}), None when it
+    has none. The text is scanned a megabyte at a time, so a big file costs a read, not
+    memory."""
+    decoder = json.JSONDecoder()
+    overlap = 4096  # a member starting this close to a piece's end is read with the next one
+    with _open_member(src) as f:
+        buf = b""
+        while True:
+            chunk = f.read(1 << 20)
+            buf += chunk
+            last = not chunk
+            for m in _CRS_MEMBER.finditer(buf):
+                if not last and m.start() > len(buf) - overlap:
+                    break
+                try:
+                    obj, _ = decoder.raw_decode(buf[m.end() - 1:m.end() + overlap]
+                                                .decode("utf-8", "replace"))
+                except ValueError:
+                    continue
+                props = obj.get("properties") if isinstance(obj, dict) else None
+                if not isinstance(props, dict):
+                    continue
+                kind = str(obj.get("type", "")).lower()
+                if kind == "name" and props.get("name") is not None:
+                    return str(props["name"])
+                if kind == "epsg" and props.get("code") is not None:
+                    return f"EPSG:{props['code']}"
+            if last:
+                return None
+            buf = buf[-overlap:]
+
+
+@contextmanager
+def _open_member(src: Source) -> Iterator[BinaryIO]:
+    """The delivered file, or the zip member GDAL reads, as bytes."""
+    prefix = f"/vsizip/{src.path}/"
+    if src.dataset.startswith(prefix):
+        with zipfile.ZipFile(src.path) as z, z.open(src.dataset[len(prefix):]) as f:
+            yield f
+    else:
+        with src.path.open("rb") as f:
+            yield f
+
+
+def _prj_text(src: Source) -> str | None:
+    prefix = f"/vsizip/{src.path}/"
+    if src.dataset.startswith(prefix):
+        member = src.dataset[len(prefix):-4] + ".prj"
+        with zipfile.ZipFile(src.path) as z:
+            names = {n.lower(): n for n in z.namelist()}
+            if member.lower() not in names:
+                return None
+            return z.read(names[member.lower()]).decode("latin-1")
+    for prj in (src.path.with_suffix(".prj"), src.path.with_suffix(".PRJ")):
+        if prj.is_file():
+            return prj.read_text(encoding="latin-1")
+    return None
+
+
+def _gpkg_srs(src: Source) -> str | None:
+    """The srs of a GeoPackage layer GDAL read no CRS from (0 and -1 are the GeoPackage's
+    "undefined"), as organization:code."""
+    uri = f"file:{urllib.parse.quote(str(src.path.absolute()))}?mode=ro"
+    try:
+        with closing(sqlite3.connect(uri, uri=True)) as con:
+            row = con.execute(
+                "SELECT s.srs_id, s.organization, s.organization_coordsys_id "
+                "FROM gpkg_geometry_columns g JOIN gpkg_spatial_ref_sys s USING (srs_id) "
+                "WHERE g.table_name = ?", (src.layer,)).fetchone()
+    except sqlite3.Error:
+        return None
+    if row is None or row[0] in (0, -1):
+        return None
+    srs_id, org, code = row
+    return f"{str(org).upper()}:{code}" if org and code is not None else f"srs_id {srs_id}"
 
 
 def require(file: str, declared: str | None, given: str | None) -> None:

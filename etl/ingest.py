@@ -17,6 +17,7 @@ See docs/ingest.md for the formats, the mapping file, the rules and the decision
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -154,6 +155,8 @@ class _Ingest:
             raise refuse(self.file, "holds no features, so there is nothing to load (an empty "
                          "delivery never retires features); check the export")
         staging.check_field_count(self.file, len(src.fields))
+        if src.has_geometry:
+            src = self._declared_crs(src)
         plans = self._plan(src)
         sha = file_sha256(self.path)
         eng = db.engine(self.url)
@@ -169,6 +172,20 @@ class _Ingest:
         finally:
             self.progress.close()
             eng.dispose()
+
+    def _declared_crs(self, src: Source) -> Source:
+        """A file declaring a CRS that PROJ does not know is refused, unless --crs names the
+        CRS (then the declaration is set aside, and that is noted): it must not be read as
+        WGS 84, or as a file without a CRS."""
+        unknown = crsmod.unknown_declared(src)
+        if unknown is None:
+            return src
+        if self.crs_given is None:
+            raise refuse(src.name, f"declares the CRS {unknown}, which PROJ does not know; name "
+                         "the file's CRS with --crs (e.g. --crs EPSG:26915)")
+        self.notes.append(f"{src.name} declares the CRS {unknown}, which PROJ does not know; "
+                          f"--crs {self.crs_given} was used")
+        return dataclasses.replace(src, crs=None)
 
     def _plan(self, src: Source) -> list[ColumnPlan]:
         plans = plan_columns(self.target, src.fields, self.mapping, self.file)
@@ -420,7 +437,7 @@ class _Ingest:
                                 "attributes": attrs, "work_srid": work_srid,
                                 "max_area_change": MAX_AREA_CHANGE}
         if self.study_area is not None:
-            src = open_source(self.study_area, wants_geometry=True)
+            src = self._declared_crs(open_source(self.study_area, wants_geometry=True))
             if not src.has_geometry or src.feature_count == 0:
                 raise refuse(src.name, "the study area file holds no polygons; deliver the "
                              "study area as polygons")

@@ -13,13 +13,16 @@ import os
 import re
 import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 
+import geopandas as gpd
+import pyproj
 import pytest
 import shapely
 import sqlalchemy as sa
 from hardening_helpers import wait_for
-from ingest_helpers import X0, Y0, bowtie, fingerprint, scalar, square, write_csv, write_gpkg
+from ingest_helpers import bowtie, fingerprint, rows, scalar, square, write_csv, write_gpkg
 from sqlalchemy.engine import URL
 
 from etl import staging
@@ -81,6 +84,68 @@ def test_a_file_with_more_fields_than_a_table_can_hold_is_refused_before_staging
     result = ingest(db_url, "parcel", widest, crs="EPSG:26915")
     assert (result.status, result.inserted) == ("loaded", 1)
     assert scalar(engine, "SELECT source_attributes ->> 'x1594' FROM core.parcel") == "1"
+
+
+# --- 2. a CRS code PROJ does not know ----------------------------------------------------
+
+def _lonlat_feature() -> dict:
+    """A 100 m square near Lino Lakes in longitude/latitude, as a GeoJSON feature."""
+    to_lonlat = pyproj.Transformer.from_crs("EPSG:26915", "EPSG:4326", always_xy=True)
+    ring = [to_lonlat.transform(x, y) for x, y in square(0).exterior.coords]
+    return {"type": "Feature", "properties": {"pin": "P0"},
+            "geometry": {"type": "Polygon", "coordinates": [ring]}}
+
+
+def test_an_unknown_crs_code_is_refused_naming_it_not_read_as_wgs84(
+        db_url: str, engine: sa.Engine, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    hint = r"which PROJ does not know; name the file's CRS with --crs"
+    for name, crs in [("named.geojson", {"type": "name", "properties": {"name": "EPSG:999999"}}),
+                      ("urn.geojson", {"type": "name", "properties": {
+                          "name": "urn:ogc:def:crs:EPSG::999999"}}),
+                      ("old.geojson", {"type": "EPSG", "properties": {"code": 999999}})]:
+        # the crs member after the features, as some writers put it
+        path = tmp_path / name
+        path.write_text(json.dumps({"type": "FeatureCollection",
+                                    "features": [_lonlat_feature()], "crs": crs}))
+        code = "urn:ogc:def:crs:EPSG::999999" if name == "urn.geojson" else "EPSG:999999"
+        _cli_refused(db_url, engine, capsys, path,
+                     rf"{name}: declares the CRS {re.escape(code)}, {hint}")
+    # a GeoPackage whose layer's srs is an EPSG code PROJ does not know
+    gpkg = _parcel_gpkg(tmp_path / "srs.gpkg", 1)
+    with closing(sqlite3.connect(gpkg)) as con:
+        con.execute("UPDATE gpkg_spatial_ref_sys SET srs_id = 999999, "
+                    "organization_coordsys_id = 999999, definition = 'undefined' "
+                    "WHERE srs_id = 26915")
+        for table in ("gpkg_geometry_columns", "gpkg_contents"):
+            con.execute(f"UPDATE {table} SET srs_id = 999999")
+        con.commit()
+    _cli_refused(db_url, engine, capsys, gpkg, rf"srs\.gpkg: declares the CRS EPSG:999999, {hint}")
+    # shapefiles whose .prj names the code, alone or in a full definition
+    gpd.GeoDataFrame({"pin": ["P0"]}, geometry=[square(0)], crs="EPSG:26915").to_file(
+        tmp_path / "prj.shp", engine="pyogrio")
+    esri = pyproj.CRS("EPSG:26915").to_wkt("WKT1_ESRI").replace("NAD_1983_UTM_Zone_15N", "Ours")
+    for prj in ["EPSG:999999", esri[:-1] + ',AUTHORITY["EPSG","999999"]]']:
+        (tmp_path / "prj.prj").write_text(prj)
+        _cli_refused(db_url, engine, capsys, tmp_path / "prj.shp",
+                     rf"prj\.shp: declares the CRS EPSG:999999, {hint}")
+    # named with --crs, the file loads, and the declaration set aside is noted
+    result = ingest(db_url, "parcel", tmp_path / "named.geojson", crs="EPSG:4326")
+    assert (result.status, result.inserted) == ("loaded", 1)
+    notes = [r[0] for r in rows(engine, "SELECT message FROM ops.batch_note WHERE kind = 'info'")]
+    assert "named.geojson declares the CRS EPSG:999999, which PROJ does not know; --crs " \
+        "EPSG:4326 was used" in notes, notes
+    assert scalar(engine, "SELECT source_crs FROM ops.batch") == "EPSG:4326"
+
+
+def test_geojson_crs_members_that_proj_knows_or_none_still_load(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    path = tmp_path / "crs84.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection", "crs": {"type": "name", "properties": {
+        "name": "urn:ogc:def:crs:OGC:1.3:CRS84"}}, "features": [_lonlat_feature()]}))
+    assert ingest(db_url, "parcel", path).inserted == 1
+    plain = tmp_path / "plain.geojson"
+    plain.write_text(json.dumps({"type": "FeatureCollection", "features": [_lonlat_feature()]}))
+    assert ingest(db_url, "parcel", plain).status == "loaded"
 
 
 # --- 4. control characters are escaped in every line printed -------------------------------
@@ -200,4 +265,3 @@ def test_two_inits_racing_to_create_a_group_role_both_succeed(admin_url: URL) ->
         eng.dispose()
         watch.dispose()
 
-__all__ = ["X0", "Y0", "json", "sqlite3"]
