@@ -46,9 +46,41 @@ def _layer_write(md: sa.MetaData) -> None:
     )
 
 
+def _buffer_site_cache(md: sa.MetaData, srid: int) -> None:
+    """checks.buffer_site_cache: the buffer sites of one check run's transaction (sql/205,
+    280; revision 0015). Why a table of the owner's and not a temporary table: a site read
+    from the caller's temporary schema could be an object the caller made, and published
+    views reach checks.buffer_site through definer functions; rows here are written and
+    deleted inside checks.evaluate's transaction, so no other session ever sees them."""
+    geometry = [
+        sa.Column(name, Geometry("GEOMETRY", srid=srid, spatial_index=False), comment=text)
+        for name, text in (("parcels", "The permit's parcels."),
+                           ("edge", "Protected edge (6(a), 6(c))."),
+                           ("wetland", "Wetland near the parcels after the permit's work."),
+                           ("central", "Central contiguous wetland near the parcels."),
+                           ("buffer", "Every current buffer near the parcels."),
+                           ("own_buffer", "The permit's own buffers."),
+                           ("effective", "Buffer less trails and wetland (6(f)(iv))."))]
+    sa.Table(
+        "buffer_site_cache", md,
+        sa.Column("xact", sa.BigInteger, nullable=False,
+                  comment="Transaction (pg_current_xact_id) of the check run that wrote it."),
+        sa.Column("plan_area_id", sa.Integer, nullable=False, comment="Plan area."),
+        sa.Column("permit_id", sa.BigInteger, nullable=False, comment="Permit."),
+        sa.Column("baseline_on", sa.Date, comment="The permit's baseline date."),
+        *geometry,
+        sa.Index("ix_buffer_site_cache_key", "xact", "plan_area_id", "permit_id"),
+        schema="checks",
+        prefixes=["UNLOGGED"],
+        comment="Derived, transient: the buffer sites of a check run, written and deleted "
+                "within its transaction (sql/280 checks.evaluate).",
+    )
+
+
 def define(md: sa.MetaData, srid: int) -> None:
     """Add the checks schema's tables to the metadata."""
     _layer_write(md)
+    _buffer_site_cache(md, srid)
     sa.Table(
         "rule_check", md,
         sa.Column("paragraph", sa.Text, primary_key=True,

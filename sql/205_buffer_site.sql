@@ -51,15 +51,23 @@ DECLARE
   s record;
   near geometry;
   trails geometry;
+  v_xact bigint;
 BEGIN
-  -- During checks.run_checks the sites are computed once into a temporary table and every
-  -- buffer check reads them from there (rulem.check_buffer_site = 'ready' while it is filled).
-  IF current_setting('rulem.check_buffer_site', true) = 'ready' THEN
-    RETURN QUERY EXECUTE
-      'SELECT permit_id, baseline_on, parcels, edge, wetland, central, buffer, own_buffer, '
-      'effective FROM pg_temp.check_buffer_site '
-      'WHERE plan_area_id = $1 AND ($2 IS NULL OR permit_id = $2) ORDER BY permit_id'
-      USING p_plan_area_id, p_permit_id;
+  -- During a check run (checks.evaluate) the sites are computed once into
+  -- checks.buffer_site_cache under the run's transaction id, and every buffer check reads them
+  -- from there. Only the run's own transaction can see those rows (they are deleted before it
+  -- ends), and no reader may write that table: nothing a caller creates or sets is read here.
+  v_xact := pg_current_xact_id_if_assigned()::text::bigint;
+  IF v_xact IS NOT NULL AND EXISTS (
+       SELECT 1 FROM checks.buffer_site_cache c
+       WHERE c.xact = v_xact AND c.plan_area_id = p_plan_area_id) THEN
+    RETURN QUERY
+      SELECT c.permit_id, c.baseline_on, c.parcels, c.edge, c.wetland, c.central, c.buffer,
+             c.own_buffer, c.effective
+      FROM checks.buffer_site_cache c
+      WHERE c.xact = v_xact AND c.plan_area_id = p_plan_area_id
+        AND (p_permit_id IS NULL OR c.permit_id = p_permit_id)
+      ORDER BY c.permit_id;
     RETURN;
   END IF;
   FOR s IN

@@ -34,33 +34,32 @@ COMMENT ON FUNCTION checks.all_evaluations(integer, bigint) IS
 
 -- Evaluate every check for some permits (NULL: every permit, and the District projects) into
 -- pg_temp.check_evaluation; p_district adds the District projects' evaluations when permits
--- are named. The five buffer checks start from the same sites: computed once here
--- (checks.buffer_site reads pg_temp.check_buffer_site while rulem.check_buffer_site says so).
+-- are named. The five buffer checks start from the same sites: computed once here into
+-- checks.buffer_site_cache under this transaction's id (checks.buffer_site reads them from
+-- there) and deleted again before the function returns.
 CREATE OR REPLACE FUNCTION checks.evaluate(p_plan_area_id integer, p_permit_ids bigint[],
                                            p_district boolean DEFAULT false)
 RETURNS integer LANGUAGE plpgsql VOLATILE SET jit = off AS $$
 DECLARE
   pid bigint;
   n integer;
+  v_xact bigint := pg_current_xact_id()::text::bigint;
 BEGIN
-  PERFORM set_config('rulem.check_buffer_site', '', true);
-  DROP TABLE IF EXISTS pg_temp.check_buffer_site;
   DROP TABLE IF EXISTS pg_temp.check_evaluation;
   CREATE TEMP TABLE check_evaluation (LIKE checks.evaluation) ON COMMIT DROP;
+  DELETE FROM checks.buffer_site_cache c WHERE c.xact = v_xact;
   IF p_permit_ids IS NULL THEN
-    CREATE TEMP TABLE check_buffer_site ON COMMIT DROP AS
-    SELECT p_plan_area_id AS plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id) s;
-    PERFORM set_config('rulem.check_buffer_site', 'ready', true);
+    INSERT INTO checks.buffer_site_cache (xact, plan_area_id, permit_id, baseline_on, parcels,
+                                          edge, wetland, central, buffer, own_buffer, effective)
+    SELECT v_xact, p_plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id) s;
     INSERT INTO check_evaluation SELECT * FROM checks.all_evaluations(p_plan_area_id);
   ELSE
-    CREATE TEMP TABLE check_buffer_site ON COMMIT DROP AS
-    SELECT p_plan_area_id AS plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id, NULL) s
-    WITH NO DATA;
     FOREACH pid IN ARRAY p_permit_ids LOOP
-      INSERT INTO check_buffer_site
-      SELECT p_plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id, pid) s;
+      INSERT INTO checks.buffer_site_cache (xact, plan_area_id, permit_id, baseline_on,
+                                            parcels, edge, wetland, central, buffer,
+                                            own_buffer, effective)
+      SELECT v_xact, p_plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id, pid) s;
     END LOOP;
-    PERFORM set_config('rulem.check_buffer_site', 'ready', true);
     FOREACH pid IN ARRAY p_permit_ids LOOP
       INSERT INTO check_evaluation SELECT * FROM checks.all_evaluations(p_plan_area_id, pid);
     END LOOP;
@@ -69,8 +68,7 @@ BEGIN
       SELECT * FROM checks.check_replacement(p_plan_area_id) e WHERE e.permit_id IS NULL;
     END IF;
   END IF;
-  PERFORM set_config('rulem.check_buffer_site', '', true);
-  DROP TABLE pg_temp.check_buffer_site;
+  DELETE FROM checks.buffer_site_cache c WHERE c.xact = v_xact;
   SELECT count(*) INTO n FROM check_evaluation;
   RETURN n;
 END $$;
@@ -212,5 +210,6 @@ GRANT EXECUTE ON FUNCTION checks.all_evaluations(integer, bigint),
   checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
   checks.run_checks(integer, bigint, jsonb) TO rulem_etl;
 GRANT SELECT, INSERT ON checks.run, checks.finding, checks.outcome TO rulem_etl;
+GRANT SELECT, INSERT, DELETE ON checks.buffer_site_cache TO rulem_etl;
 GRANT UPDATE ON checks.run TO rulem_etl;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA checks TO rulem_etl;
