@@ -369,7 +369,9 @@ CREATE TRIGGER feature_check_plan_area AFTER INSERT ON core.feature
 -- Per versioned table: one check per INSERT statement (its rows) and per UPDATE statement
 -- (the versions it closed, and the current versions of their features, which the versioning
 -- trigger opened with the caller's content). The INSERT nested in the versioning trigger is
--- left to the UPDATE's check: it carries the one version the trigger flagged.
+-- left to the UPDATE's check: it carries the one version the trigger flagged. The check runs
+-- with the writer's own rights (not SECURITY DEFINER): it reads the session flag
+-- rulem.versioning, which any session can set, so it must never run as the owner.
 DO $$
 DECLARE
   t record;
@@ -381,7 +383,7 @@ BEGIN
   LOOP
     EXECUTE format($f$
       CREATE OR REPLACE FUNCTION core.%1$s_check_references() RETURNS trigger
-      LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$
+      LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $body$
       DECLARE
         bad record;
       BEGIN

@@ -125,7 +125,7 @@ DECLARE
   permit text;
   plan text;
   definer text := 'LANGUAGE sql STABLE SECURITY DEFINER '
-                  'SET search_path = pg_catalog, public SET jit = off';
+                  'SET search_path = pg_catalog, public, pg_temp SET jit = off';
 BEGIN
   parcel := format($t$
     SELECT p.parcel_id, p.pin, p.plan_area_id,

@@ -94,7 +94,7 @@ CREATE OR REPLACE FUNCTION pub.screen_footprint(p_plan_area text, p_footprint ge
                                                 p_on date DEFAULT current_date)
 RETURNS TABLE (paragraph text, required boolean, measured_value numeric, limit_value numeric,
                unit text, reason text)
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, public SET jit = off
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp SET jit = off
 AS $$
 DECLARE
   pid integer;

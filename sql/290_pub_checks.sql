@@ -103,7 +103,7 @@ COMMENT ON COLUMN pub.permit_compliance.checked_at IS 'When that run finished.';
 CREATE OR REPLACE FUNCTION checks.published_transects()
 RETURNS TABLE (plan_area_id integer, permit_id bigint, edge_no integer, transect_no integer,
                position_ft numeric, width_ft numeric, min_width_ft numeric, geom geometry)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public SET jit = off
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp SET jit = off
 ROWS 1000 AS $$
   SELECT pa.plan_area_id, t.permit_id, t.edge_no, t.transect_no, t.position_ft, t.width_ft,
          t.min_width_ft, t.geom
@@ -114,7 +114,7 @@ COMMENT ON FUNCTION checks.published_transects() IS
 
 CREATE OR REPLACE FUNCTION checks.published_stormwater()
 RETURNS SETOF record
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public SET jit = off
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp SET jit = off
 ROWS 100 AS $$
   SELECT pa.plan_area_id, v.*
   FROM core.plan_area pa CROSS JOIN LATERAL checks.stormwater_volumes(pa.plan_area_id) v
