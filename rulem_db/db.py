@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
+from rulem_db import hardening
 from rulem_db.paths import ALEMBIC_INI, MIGRATIONS_DIR
 
 DEMO_PLAN_AREA = ("acd-53-62", "Anoka County Ditch 53-62 CWMP")
@@ -74,6 +75,8 @@ def migrate(url: str, srid: int | None = None, plan_area: tuple[str, str] | None
             ensure_extensions(conn)
             command.upgrade(alembic_config(conn, srid), "head")
             _jit_off(conn)
+            _no_temporary_objects_for_readers(conn)
+            hardening.apply(conn)
             # QGIS finds default styles by database name, which a copy, a restore or a test
             # clone changes: re-point them on every migration (cheap, idempotent).
             if conn.execute(sa.text(
@@ -84,6 +87,23 @@ def migrate(url: str, srid: int | None = None, plan_area: tuple[str, str] | None
                              {"c": plan_area[0], "n": plan_area[1]})
     finally:
         eng.dispose()
+
+
+def _no_temporary_objects_for_readers(conn: sa.Connection) -> None:
+    """Only the writers may create temporary objects in this database (TEMPORARY is PUBLIC's
+    by default). Why: a temporary table, view or function can shadow a name that other code
+    resolves, which is how a login slips its own code under someone else's; the readers need
+    none. A database's rights are not copied by CREATE DATABASE ... TEMPLATE nor by a
+    restore, so this runs at every migration, like the jit setting. A role that may not
+    change them (not the database owner) leaves them as they are: `db status` says so."""
+    name = conn.execute(sa.text("SELECT current_database()")).scalar()
+    quoted = '"' + name.replace('"', '""') + '"'
+    try:
+        with conn.begin_nested():
+            conn.execute(sa.text(f"REVOKE TEMPORARY ON DATABASE {quoted} FROM PUBLIC"))
+            conn.execute(sa.text(f"GRANT TEMPORARY ON DATABASE {quoted} TO rulem_etl"))
+    except sa.exc.DBAPIError:
+        pass
 
 
 def _jit_off(conn: sa.Connection) -> None:

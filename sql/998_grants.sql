@@ -71,3 +71,20 @@ GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA core, ops, staging TO rulem_etl;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA core, ops TO rulem_etl;
 REVOKE UPDATE ON core.parameter, core.susceptibility_limit, core.heritage_rank, core.tr55_cover,
   core.plan_area FROM rulem_etl;
+
+-- Locks are the writers': sql/superuser/harden.sql takes the advisory lock functions from
+-- PUBLIC and lets the owner pass them on; the writer role gets them here (nothing happens on a
+-- database that was not hardened, where every login still has them: `db status` says so).
+DO $$
+DECLARE
+  f record;
+BEGIN
+  FOR f IN
+    SELECT p.oid::regprocedure AS sig FROM pg_proc p
+    WHERE p.pronamespace = 'pg_catalog'::regnamespace AND p.proname ~ '^pg_(try_)?advisory_'
+      AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
+      AND has_function_privilege(current_user, p.oid, 'EXECUTE WITH GRANT OPTION')
+  LOOP
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO rulem_etl', f.sig);
+  END LOOP;
+END $$;
