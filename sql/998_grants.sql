@@ -63,7 +63,10 @@ GRANT SELECT ON public.layer_styles TO rulem_staff, rulem_gis, rulem_restricted,
 
 GRANT USAGE ON SCHEMA core, ops, staging, ledger, checks TO rulem_etl;
 GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA core TO rulem_etl;
-GRANT SELECT, INSERT, UPDATE ON ops.batch, ops.batch_note TO rulem_etl;
+-- ops.batch moves forward only and ops.batch_note is append-only (012_batch_record).
+REVOKE ALL ON ops.batch, ops.batch_note FROM rulem_etl;
+GRANT SELECT, INSERT, UPDATE ON ops.batch TO rulem_etl;
+GRANT SELECT, INSERT ON ops.batch_note TO rulem_etl;
 GRANT SELECT ON ops.setting, ops.sql_applied TO rulem_etl;
 GRANT ALL ON ALL TABLES IN SCHEMA staging TO rulem_etl;
 GRANT CREATE ON SCHEMA staging TO rulem_etl;
