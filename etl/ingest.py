@@ -39,6 +39,7 @@ from etl.reading import ReadLog, ahead, batches
 from etl.sources import Source, file_sha256, open_source
 from rulem_db import db
 from rulem_db.layers import BY_NAME, Layer
+from rulem_db.locks import reporting_wait
 
 MAX_AREA_CHANGE = 0.001  # a repair may change a polygon's area by at most 0.1 percent
 MAX_PROBLEMS_SHOWN = 200
@@ -235,8 +236,9 @@ class _Ingest:
             raise refuse(self.file, f"no plan area {self.plan_area!r} in this database; "
                          "create it with rulem-db db init --plan-area")
         for name in sorted({self.layer.name, self.target.name}):
-            conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext('rulem-ingest'), "
-                                 "hashtext(:l))"), {"l": name})
+            with reporting_wait(conn, f"the ingest lock of layer {name} (another ingest of it)"):
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext('rulem-ingest'), "
+                                     "hashtext(:l))"), {"l": name})
         options = self._options(sha)
         dup = self._duplicate(conn, plan_area_id, sha, options)
         if dup is not None:

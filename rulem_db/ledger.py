@@ -18,6 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from rulem_db import db as dbmod
+from rulem_db.locks import reporting_wait
 
 DEFAULT_WORKERS = 2
 CHUNK = 100  # change-queue rows per transaction, at least: big enough to amortise
@@ -180,7 +181,7 @@ def _run_workers(eng: sa.Engine, conn: sa.Connection, run_id: int, helpers: int,
 
     def work() -> None:
         try:
-            with eng.connect() as own:
+            with eng.connect() as own, reporting_wait(own, "a ledger owner's lock"):
                 _drain(own, run_id, chunk, helpers + 1)
         except BaseException as exc:  # re-raised in the caller's thread
             errors.append(exc)
@@ -190,7 +191,8 @@ def _run_workers(eng: sa.Engine, conn: sa.Connection, run_id: int, helpers: int,
     for t in threads:
         t.start()
     try:
-        _drain(conn, run_id, chunk, helpers + 1)
+        with reporting_wait(conn, "a ledger owner's lock"):
+            _drain(conn, run_id, chunk, helpers + 1)
     finally:
         for t in threads:
             t.join()
