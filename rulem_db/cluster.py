@@ -14,11 +14,13 @@ Two ways to run it, because PostgreSQL refuses to run as root:
   TCP at all, the unix socket in the 0700 state folder, so "trust" on the socket only lets the
   folder's owner in.
 
-Roles: ``rulem_admin`` (superuser; creates extensions, used by the test suite) and
-``rulem_owner`` (owns database ``rulem`` and its schema, runs migrations, is the application's
-login). Passwords are generated once and kept in ``embedded.json`` (mode 0600) in the state
-folder; they are never printed. ``postgis`` and ``btree_gist`` are created in ``rulem`` and in
-``template1`` so that every database a test creates already has them.
+Roles: ``rulem_admin`` (superuser; creates extensions, used by the test suite),
+``rulem_owner`` (owns database ``rulem`` and its schema, runs migrations, backups and
+restores) and ``rulem_writer`` (the day-to-day login of ingest, recompute, checks and the
+nightly: a member of ``rulem_etl`` that owns nothing, so the append-only rules hold for it
+without exception). Passwords are generated once and kept in ``embedded.json`` (mode 0600)
+in the state folder; they are never printed. ``postgis`` and ``btree_gist`` are created in
+``rulem`` and in ``template1`` so that every database a test creates already has them.
 
 Run ``python -m rulem_db.cluster ensure|status|start|stop`` for the same operations from a
 shell (scripts/test uses ``ensure``).
@@ -44,9 +46,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from rulem_db.paths import HARDEN_SQL, SQL_DIR
+
 DATABASE = "rulem"
 ADMIN_ROLE = "rulem_admin"
 OWNER_ROLE = "rulem_owner"
+WRITER_ROLE = "rulem_writer"  # the day-to-day login: a member of rulem_etl that owns nothing
 EXTENSIONS = ("postgis", "btree_gist")
 CLUSTER_NAME = "rulem"
 DEFAULT_PORT = 5433
@@ -58,6 +63,7 @@ TEMPLATE_MARKER = "rulem-db embedded: postgis, btree_gist"
 BOOTSTRAP_HINT = "run scripts/bootstrap"
 
 Progress = Callable[[str], None]
+ROLES_SQL = SQL_DIR / "001_roles.sql"
 
 
 class ClusterError(RuntimeError):
@@ -75,6 +81,7 @@ class Embedded:
     database: str
     owner_url: str = field(repr=False)
     admin_url: str = field(repr=False)
+    writer_url: str = field(repr=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -369,6 +376,7 @@ def _embedded(layout: _Layout, port: int, state: dict[str, Any]) -> Embedded:
         database=DATABASE,
         owner_url=_url(layout, port, OWNER_ROLE, pw[OWNER_ROLE]),
         admin_url=_url(layout, port, ADMIN_ROLE, pw[ADMIN_ROLE]),
+        writer_url=_url(layout, port, WRITER_ROLE, pw[WRITER_ROLE]),
     )
 
 
@@ -428,6 +436,10 @@ select
       = %(owner)s
   and shobj_description((select oid from pg_database where datname = 'template1'),
                         'pg_database') = %(marker)s
+  and not has_function_privilege('public', 'pg_catalog.pg_advisory_lock(bigint)', 'EXECUTE')
+  and exists (select from pg_auth_members m
+              where m.member = (select oid from pg_roles where rolname = %(writer)s)
+                and m.roleid = (select oid from pg_roles where rolname = 'rulem_etl'))
 """
 
 
@@ -436,14 +448,18 @@ def _ready(layout: _Layout, port: int, state: dict[str, Any]) -> bool:
     import psycopg2
 
     pw = state["passwords"]
+    if not pw.get(WRITER_ROLE):  # a state file from before the writer login existed
+        return False
     try:
         admin = _connect(layout, port, ADMIN_ROLE, pw[ADMIN_ROLE], DATABASE)
         with contextlib.closing(admin), admin.cursor() as cur:
-            cur.execute(_READY_SQL, {"owner": OWNER_ROLE, "marker": TEMPLATE_MARKER})
+            cur.execute(_READY_SQL, {"owner": OWNER_ROLE, "marker": TEMPLATE_MARKER,
+                                     "writer": WRITER_ROLE})
             if not cur.fetchone()[0]:
                 return False
-        with contextlib.closing(_connect(layout, port, OWNER_ROLE, pw[OWNER_ROLE], DATABASE)):
-            pass
+        for role in (OWNER_ROLE, WRITER_ROLE):
+            with contextlib.closing(_connect(layout, port, role, pw[role], DATABASE)):
+                pass
     except psycopg2.Error:
         return False
     return True
@@ -553,6 +569,29 @@ def _tune(layout: _Layout) -> None:
         shutil.chown(target, "postgres", "postgres")
 
 
+AUDIT_MARK = "# rulem-db: schema changes are logged (rulem_db/cluster.py _log_schema_changes)"
+
+
+def _log_schema_changes(layout: _Layout) -> bool:
+    """Log every schema-changing statement (`log_statement = 'ddl'`): who disabled a trigger,
+    dropped one or changed a table is in the server log with the role's name.
+
+    Why: the append-only rules (versions, ledger entries, batches and their notes) are
+    triggers that hold for every role, the owner included; only the owner can switch them
+    off, by an ALTER TABLE, and that statement then leaves a line in the log (docs/design.md,
+    "Roles"). Takes effect at the next start or reload (the set-up reloads); returns whether
+    it wrote the setting."""
+    target = _tuning_file(layout)
+    if target.is_file() and AUDIT_MARK in target.read_text():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("a") as fh:
+        fh.write(f"\n{AUDIT_MARK}\nlog_statement = 'ddl'\n")
+    if layout.mode == "debian" and _is_root():
+        shutil.chown(target, "postgres", "postgres")
+    return True
+
+
 def _start(layout: _Layout, progress: Progress) -> None:
     v = layout.version
     progress(f"starting the embedded cluster ({layout.data_dir})")
@@ -638,6 +677,18 @@ def _provision(layout: _Layout, port: int, state: dict[str, Any], progress: Prog
             f"alter role {OWNER_ROLE} login createdb createrole password %s",
             (_scram_verifier(pw[OWNER_ROLE]),),
         )
+        # The group roles (as the migration makes them), and the day-to-day login: a member
+        # of rulem_etl that owns nothing, so it writes only through the triggers' rules.
+        cur.execute(ROLES_SQL.read_text())
+        cur.execute("select 1 from pg_roles where rolname = %s", (WRITER_ROLE,))
+        if cur.fetchone() is None:
+            progress(f"creating role {WRITER_ROLE}")
+            cur.execute(f"create role {WRITER_ROLE}")
+        cur.execute(
+            f"alter role {WRITER_ROLE} login nosuperuser nocreatedb nocreaterole password %s",
+            (_scram_verifier(pw[WRITER_ROLE]),),
+        )
+        cur.execute(f"grant rulem_etl to {WRITER_ROLE}")
 
         cur.execute(
             "select shobj_description(oid, 'pg_database') from pg_database "
@@ -665,6 +716,9 @@ def _provision(layout: _Layout, port: int, state: dict[str, Any], progress: Prog
     with contextlib.closing(_connect(layout, port, ADMIN_ROLE, pw[ADMIN_ROLE], DATABASE)) as c:
         for ext in EXTENSIONS:
             c.cursor().execute(f"create extension if not exists {ext}")
+        # what only a superuser can take from the readers (rulem_db/hardening.py)
+        c.cursor().execute(HARDEN_SQL.read_text())
+        c.cursor().execute("select pg_reload_conf()")  # settings written since the start
 
 
 # --------------------------------------------------------------------------------------------
@@ -680,10 +734,12 @@ def ensure_embedded(progress: Progress | None = None) -> Embedded:
     """
     say = progress or (lambda _msg: None)
     layout = _layout()
+    logging_written = False
     if layout.exists():
         _tune(layout)  # a running cluster takes it at its next start (docs/operations.md)
+        logging_written = _log_schema_changes(layout)  # the set-up below reloads it
     state = _load_state(layout)
-    if state is not None and layout.exists() and layout.running_pid():
+    if state is not None and layout.exists() and layout.running_pid() and not logging_written:
         port = _port_for(layout)
         if _ready(layout, port, state):
             return _embedded(layout, port, state)
@@ -695,13 +751,18 @@ def ensure_embedded(progress: Progress | None = None) -> Embedded:
             state = {
                 "format": 1,
                 "mode": layout.mode,
-                "passwords": {r: secrets.token_urlsafe(24) for r in (ADMIN_ROLE, OWNER_ROLE)},
+                "passwords": {r: secrets.token_urlsafe(24)
+                              for r in (ADMIN_ROLE, OWNER_ROLE, WRITER_ROLE)},
             }
             _save_state(layout, state)
         else:
             os.chmod(layout.state_file, 0o600)
+            if not state["passwords"].get(WRITER_ROLE):
+                state["passwords"][WRITER_ROLE] = secrets.token_urlsafe(24)
+                _save_state(layout, state)
         port = _port_for(layout)
-        if layout.exists() and layout.running_pid() and _ready(layout, port, state):
+        if layout.exists() and layout.running_pid() and not logging_written \
+                and _ready(layout, port, state):
             return _embedded(layout, port, state)
 
         _require_software(layout)
@@ -710,6 +771,7 @@ def ensure_embedded(progress: Progress | None = None) -> Embedded:
             layout = _layout()
         if not layout.running_pid():
             _tune(layout)  # a cluster created just now
+            _log_schema_changes(layout)
             _start(layout, say)
         if layout.mode == "debian":
             _bootstrap_admin(layout, port, state["passwords"][ADMIN_ROLE])

@@ -19,14 +19,20 @@ def normalize_url(url: str) -> str:
     return u.render_as_string(hide_password=False)
 
 
-def database_url(cli_value: str | None = None) -> str:
-    """The database URL this invocation works on; starts the embedded cluster if needed."""
+def database_url(cli_value: str | None = None, owner: bool = False) -> str:
+    """The database URL this invocation works on; starts the embedded cluster if needed.
+
+    A URL given (`--db`, RULEM_DATABASE_URL) is used as it is. On the embedded default the
+    day-to-day commands (ingest, recompute, check, reconcile, watch, reports) connect as the
+    writer login, which owns nothing and so cannot switch off the append-only rules; only
+    schema work, backup and restore (owner=True) connect as the owner."""
     url = cli_value or os.environ.get("RULEM_DATABASE_URL")
     if url:
         return normalize_url(url)
     from rulem_db import cluster  # only when the embedded default is wanted
 
-    return cluster.ensure_embedded().owner_url
+    embedded = cluster.ensure_embedded()
+    return embedded.owner_url if owner else embedded.writer_url
 
 
 def redact(url: str) -> str:

@@ -18,14 +18,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _backup(args: argparse.Namespace) -> int:
-    url = config.database_url(args.db)
+    url = config.database_url(args.db, owner=True)
     path = backup.backup(url, args.file)
     print(f"backup written: {path} ({path.stat().st_size:,} bytes) from {config.redact(url)}")
     return 0
 
 
 def _restore(args: argparse.Namespace) -> int:
-    url = config.database_url(args.db)
+    url = config.database_url(args.db, owner=True)
     backup.restore(url, args.file)
     print(f"restored {args.file} into {config.redact(url)}")
     return 0

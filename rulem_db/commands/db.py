@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 import sqlalchemy as sa
 
-from rulem_db import config
+from rulem_db import config, hardening
 from rulem_db import db as dbmod
 from rulem_db.output import add_format_option, emit
 
@@ -34,17 +35,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _init(args: argparse.Namespace) -> int:
-    url = config.database_url(args.db)
+    url = config.database_url(args.db, owner=True)
     dbmod.migrate(url, srid=args.srid, plan_area=(args.plan_area, args.plan_name))
     with dbmod.connect(url) as conn:
         srid = conn.execute(sa.text("SELECT ops.working_srid()")).scalar()
+        gaps = hardening.gaps(conn)
     print(f"database ready: {config.redact(url)} (working CRS EPSG:{srid}, "
           f"plan area {args.plan_area})")
+    if gaps:
+        print(f"warning: {hardening.advice(gaps)}", file=sys.stderr)
     return 0
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    url = config.database_url(args.db)
+    url = config.database_url(args.db, owner=True)
     dbmod.migrate(url)
     print(f"schema up to date: {config.redact(url)}")
     return 0
@@ -58,7 +62,7 @@ def _status(args: argparse.Namespace) -> int:
         for key, value in cluster.status().items():
             rows.append((f"embedded.{key}", value))
     try:
-        url = config.database_url(args.db)
+        url = config.database_url(args.db, owner=True)
         with dbmod.connect(url) as conn:
             rows.append(("url", config.redact(url)))
             rows.append(("server", conn.execute(sa.text("SHOW server_version")).scalar()))
@@ -70,6 +74,8 @@ def _status(args: argparse.Namespace) -> int:
                     "SELECT version_num FROM ops.alembic_version")).scalar()))
                 rows.append(("working_srid", conn.execute(sa.text(
                     "SELECT ops.working_srid()")).scalar()))
+                gaps = hardening.gaps(conn)
+                rows.append(("hardening", hardening.advice(gaps) if gaps else "applied"))
                 for code, name in conn.execute(sa.text(
                         "SELECT code, name FROM core.plan_area ORDER BY plan_area_id")):
                     rows.append((f"plan_area.{code}", name))

@@ -45,9 +45,10 @@ def run(args: argparse.Namespace) -> int:
     from flows.nightly import reconcile_now
 
     say = _say(args.format)
-    url = config.database_url(args.db)
+    owner_url = config.database_url(args.db, owner=True)  # the schema is the owner's work
+    url = config.database_url(args.db)  # loading and reconciling are the writer's
     say(f"database: {config.redact(url)}")
-    dbmod.migrate(url, plan_area=dbmod.DEMO_PLAN_AREA)
+    dbmod.migrate(owner_url, plan_area=dbmod.DEMO_PLAN_AREA)
     directory = args.dir or demo_dir()
     if _generate_if_stale(directory, Path(demo.__file__)):
         say(f"demo files generated: {directory}")
