@@ -30,7 +30,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from etl import crs as crsmod
-from etl import staging
+from etl import nul, staging
 from etl.fields import ColumnPlan, Mapping, key_field, layer_of, load_mapping, plan_columns
 from etl.memory import release_free_memory
 from etl.problems import IngestError, IngestRefused, Problem, refuse
@@ -158,6 +158,7 @@ class _Ingest:
         staging.check_field_count(self.file, len(src.fields))
         if src.has_geometry:
             src = self._declared_crs(src)
+        nul.check_source(src)
         plans = self._plan(src)
         sha = file_sha256(self.path)
         eng = db.engine(self.url)
@@ -374,7 +375,11 @@ class _Ingest:
         """The file's batches as COPY text, with the staging columns (from the first batch)."""
         fields: list[staging.StagedField] | None = None
         first = 0
+        found = nul.Found(src.name)
         for batch in batches(src, read_geometry=self.target.geometry is not None, log=log):
+            if src.reader == "parquet":  # GDAL's text can hold no NUL (etl.nul)
+                nul.check_batch(found, batch)
+                found.refuse()
             if fields is None:
                 fields = staging.plan_fields(batch.schema)
             yield fields, batch.num_rows, staging.csv_rows(fields, batch, first)

@@ -148,6 +148,69 @@ def test_geojson_crs_members_that_proj_knows_or_none_still_load(
     assert ingest(db_url, "parcel", plain).status == "loaded"
 
 
+# --- 3. NUL characters in values and field names -----------------------------------------
+
+def _refused(url: str, engine: sa.Engine, path: Path, *, crs: str | None = None) -> list[str]:
+    """ingest of path as parcels: refused, nothing changed; returns the refusal's lines."""
+    before = fingerprint(engine)
+    with pytest.raises(IngestRefused) as err:
+        ingest(url, "parcel", path, crs=crs)
+    assert fingerprint(engine) == before, f"{path.name}: a refusal changed the database"
+    assert scalar(engine, "SELECT count(*) FROM ops.batch") == 0
+    return err.value.lines()
+
+
+NUL_VALUE = "holds a NUL character (\\x00), which cannot be stored"
+NUL_NAME = "this field's name holds a NUL character (\\x00)"
+
+
+def test_nul_characters_in_values_and_field_names_are_refused_naming_them(
+        db_url: str, engine: sa.Engine, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # a GeoPackage: SQLite keeps the NUL, GDAL cut the value there
+    gpkg = _parcel_gpkg(tmp_path / "nul.gpkg", 3, note=["a", "b", "c"])
+    with closing(sqlite3.connect(gpkg)) as con:
+        for (trigger,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"):
+            con.execute(f'DROP TRIGGER "{trigger}"')  # GDAL's rtree triggers need its functions
+        con.execute("UPDATE parcel SET note = 'ab' || char(0) || 'cd' WHERE fid = 2")
+        con.commit()
+    err = _cli_refused(db_url, engine, capsys, gpkg,
+                       "nul\\.gpkg: feature 2: note: " + re.escape(NUL_VALUE))
+    assert err[-1].endswith("--skip-bad-features does not skip it)"), err[-1]
+    assert main(["--db", db_url, "ingest", "parcel", str(gpkg), "--skip-bad-features"]) == 1
+    capsys.readouterr()
+    # a GeoJSON: the escape \u0000, in a value and in a property name
+    feature = {"type": "Feature", "geometry": shapely.geometry.mapping(square(0)),
+               "properties": {"pin": "P0", "note": "x\u0000y"}}
+    second = {**feature, "properties": {"pin": "P1", "no\u0000te": "z"}}
+    path = tmp_path / "nul.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection", "crs": {
+        "type": "name", "properties": {"name": "EPSG:26915"}}, "features": [feature, second]}))
+    assert "\\u0000" in path.read_text()
+    lines = _refused(db_url, engine, path)
+    assert lines == [f"nul.geojson: feature 0: note: {NUL_VALUE}"
+                     "; remove it and deliver the file again",
+                     f"nul.geojson: no\\x00te: {NUL_NAME}; "
+                     "rename the field and deliver the file again"], lines
+    # a CSV: in the header and in a value
+    path = tmp_path / "nul.csv"
+    path.write_bytes(b"pin,wkt,no\x00te\nP0,\"" + square(0).wkt.encode() + b"\",ok\n"
+                     b"P1,\"" + square(1).wkt.encode() + b"\",a\x00b\n")
+    lines = _refused(db_url, engine, path, crs="EPSG:26915")
+    assert lines[0].startswith("nul.csv: no\\x00te: this field's name holds a NUL"), lines
+    assert lines[1].startswith("nul.csv: feature 2: no\\x00te: holds a NUL character"), lines
+    # a GeoParquet (pyarrow keeps the NUL; the database cannot)
+    gdf = gpd.GeoDataFrame({"pin": ["P0", "P1"], "note": ["ok", "a\x00b"]}, crs="EPSG:26915",
+                           geometry=[square(0), square(1)])
+    gdf.to_parquet(tmp_path / "nul.parquet")
+    lines = _refused(db_url, engine, tmp_path / "nul.parquet")
+    assert lines == [f"nul.parquet: feature 1: note: {NUL_VALUE}"
+                     "; remove it and deliver the file again"], lines
+    # the same files without the NUL load
+    gdf["note"] = ["ok", "ab"]
+    gdf.to_parquet(tmp_path / "clean.parquet")
+    assert ingest(db_url, "parcel", tmp_path / "clean.parquet").inserted == 2
+
+
 # --- 4. control characters are escaped in every line printed -------------------------------
 
 def test_control_characters_in_names_and_values_are_escaped_in_every_line(

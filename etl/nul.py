@@ -1,0 +1,180 @@
+"""NUL characters in a delivered file's values and field names: found and refused, never cut.
+
+Why a check of its own: GDAL hands text over as C strings, so a value `ab\0cd` in a GeoPackage,
+a GeoJSON (`"ab\u0000cd"`) or a CSV arrives as `ab`, and a field name `no\0te` as `no`, without
+a warning; PostgreSQL text cannot hold a NUL at all. Loading the rest of the value would change
+the data silently, so the file is refused with a line per value naming the feature and the
+field (and the field names themselves), as for any data that would otherwise be changed.
+
+Where GDAL would cut, the file itself is read (a CSV's bytes, a GeoJSON's text when it holds
+an escaped NUL, a GeoPackage layer's text columns with SQLite); what arrives in Arrow batches
+(GeoParquet, read by pyarrow, keeps its NULs) is checked batch by batch while staging.
+Shapefiles are not checked: a .dbf pads its fields with NULs by design, and GDAL's reading of
+one as the end of the value is the format's rule.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+import urllib.parse
+from contextlib import closing
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from etl.problems import IngestRefused, Problem
+from etl.sources import Source
+
+MAX_PROBLEMS = 200
+HINT = ("nothing was loaded (a NUL cannot be stored, and cutting the value there would change "
+        "it; --skip-bad-features does not skip it)")
+_VALUE = "holds a NUL character (\\x00), which cannot be stored; remove it and deliver the file " \
+    "again"
+_NAME = "this field's name holds a NUL character (\\x00); rename the field and deliver the file " \
+    "again"
+
+
+class Found:
+    """The NULs found, as problems (the first MAX_PROBLEMS of them, and a count of all)."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.problems: list[Problem] = []
+        self.total = 0
+        self.names: set[str] = set()
+
+    def value(self, fid: object, field: str) -> None:
+        self._add(Problem(self.file, _VALUE, feature=None if fid is None else str(fid),
+                          field=field.replace("\0", "\\x00")))
+
+    def name(self, field: str) -> None:
+        if field not in self.names:
+            self.names.add(field)
+            self._add(Problem(self.file, _NAME, field=field.replace("\0", "\\x00")))
+
+    def _add(self, problem: Problem) -> None:
+        self.total += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(problem)
+
+    def refuse(self) -> None:
+        if self.total:
+            raise IngestRefused(self.file, self.problems, self.total, HINT)
+
+
+def check_source(src: Source) -> None:
+    """Refuse a file whose values or field names hold a NUL that GDAL would cut (a loose
+    CSV, GeoJSON or GeoPackage; see the module doc)."""
+    if src.reader != "gdal" or src.dataset.startswith("/vsizip/"):
+        return
+    found = Found(src.name)
+    if src.driver == "CSV":
+        _csv(src, found)
+    elif src.driver == "GeoJSON":
+        _geojson(src, found)
+    elif src.driver == "GPKG" and src.layer is not None:
+        _gpkg(src, found)
+    found.refuse()
+
+
+def check_batch(found: Found, batch: pa.RecordBatch) -> None:
+    """NULs in an Arrow batch's field names and text values (as read: GeoParquet)."""
+    names = batch.schema.names
+    fids = batch.column(names.index("_fid")) if "_fid" in names else None
+    for name, col in zip(names, batch.columns, strict=True):
+        if name in ("_fid", "_geom"):
+            continue
+        if "\0" in name:
+            found.name(name)
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            continue
+        hits = pc.fill_null(pc.match_substring(col, "\0"), False)
+        if not pc.any(hits).as_py():
+            continue
+        for i in pc.indices_nonzero(hits).to_pylist():
+            found.value(None if fids is None else fids[i].as_py(), name)
+
+
+def _has_nul(path, needle: bytes) -> bool:
+    """Whether the file's bytes hold needle (read a megabyte at a time)."""
+    keep = len(needle) - 1
+    with path.open("rb") as f:
+        tail = b""
+        while chunk := f.read(1 << 20):
+            if needle in tail + chunk:
+                return True
+            tail = chunk[-keep:] if keep else b""
+    return False
+
+
+def _csv(src: Source, found: Found) -> None:
+    if not _has_nul(src.path, b"\0"):
+        return
+    with src.path.open(newline="", encoding="utf-8-sig") as f:
+        reader = csv.reader(f, strict=True)
+        header = next(reader, [])
+        for name in header:
+            if "\0" in name:
+                found.name(name)
+        fid = 0
+        for row in reader:
+            if not (row and any(cell.strip() for cell in row)):
+                continue
+            fid += 1  # GDAL's feature ids of a CSV: its records, from 1
+            for name, cell in zip(header, row, strict=False):
+                if "\0" in cell:
+                    found.value(fid, name)
+
+
+def _geojson(src: Source, found: Found) -> None:
+    """A GeoJSON holds a NUL only as the escape \\u0000; the file is parsed only then."""
+    if not _has_nul(src.path, b"\\u0000"):
+        return
+    with src.path.open("rb") as f:
+        data = json.load(io.TextIOWrapper(f, encoding="utf-8", errors="replace"))
+    features = data.get("features", []) if isinstance(data, dict) else []
+    ids = [f.get("id") if isinstance(f, dict) else None for f in features]
+    use_ids = all(isinstance(i, int) for i in ids) and len(set(ids)) == len(ids)
+    for i, feature in enumerate(features):
+        props = feature.get("properties") if isinstance(feature, dict) else None
+        if not isinstance(props, dict):
+            continue
+        for name, value in props.items():
+            if "\0" in name:
+                found.name(name)
+            if isinstance(value, str) and "\0" in value:
+                found.value(ids[i] if use_ids else i, name)
+
+
+def _gpkg(src: Source, found: Found) -> None:
+    """The layer's text columns, with SQLite: a NUL byte in the stored text (SQLite keeps it;
+    GDAL cuts the value there)."""
+    uri = f"file:{urllib.parse.quote(str(src.path.absolute()))}?mode=ro"
+    try:
+        with closing(sqlite3.connect(uri, uri=True)) as con:
+            info = con.execute("SELECT name, type, pk FROM pragma_table_info(?)",
+                               (src.layer,)).fetchall()
+            geom = {r[0] for r in con.execute(
+                "SELECT column_name FROM gpkg_geometry_columns WHERE table_name = ?",
+                (src.layer,))}
+            pk = next((r[0] for r in info if r[2]), None)
+            if pk is None:
+                return
+            table = _ident(src.layer)
+            for name, _type, is_pk in info:
+                if is_pk or name in geom:
+                    continue
+                for (fid,) in con.execute(
+                        f"SELECT {_ident(pk)} FROM {table} WHERE typeof({_ident(name)}) = "
+                        f"'text' AND instr(CAST({_ident(name)} AS BLOB), x'00') > 0 "
+                        "ORDER BY 1"):
+                    found.value(fid, name)
+    except sqlite3.Error:
+        return  # what SQLite cannot read, GDAL reports when it reads the file
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
