@@ -156,8 +156,9 @@ def _prj_text(src: Source) -> str | None:
 
 
 def _gpkg_srs(src: Source) -> str | None:
-    """The srs of a GeoPackage layer GDAL read no CRS from (0 and -1 are the GeoPackage's
-    "undefined"), as organization:code."""
+    """The srs of a GeoPackage layer GDAL read no CRS from, as organization:code; None for the
+    srs meaning "undefined": the GeoPackage's 0 and -1 (organization NONE) and GDAL's 99999
+    (organization GDAL), which GDAL writes for a layer without a CRS."""
     uri = f"file:{urllib.parse.quote(str(src.path.absolute()))}?mode=ro"
     try:
         with closing(sqlite3.connect(uri, uri=True)) as con:
@@ -167,7 +168,7 @@ def _gpkg_srs(src: Source) -> str | None:
                 "WHERE g.table_name = ?", (src.layer,)).fetchone()
     except sqlite3.Error:
         return None
-    if row is None or row[0] in (0, -1):
+    if row is None or row[0] in (0, -1) or str(row[1]).upper() in ("NONE", "GDAL"):
         return None
     srs_id, org, code = row
     return f"{str(org).upper()}:{code}" if org and code is not None else f"srs_id {srs_id}"
