@@ -7,6 +7,11 @@ everyone, and a coordinate of 1e300 passes as a number. Each limit is far above 
 Rule M delivery holds (the county's parcel fabric: ~150,000 features, 300 MB; the biggest real
 wetland outline seen: ~60,000 vertices), so it only ever stops a broken or hostile file.
 
+Reading has two time limits too: GDAL reads a delivered file in a child process
+(etl.isolation) that is killed when it gives nothing for read_stall_seconds (a GeoPackage
+whose layer is a recursive view makes GDAL spin at full CPU forever, while opening the file as
+much as while reading it), or when reading has waited on it for max_read_seconds in all.
+
 Every limit can be raised (or lowered) for one run with an environment variable, e.g.
 RULEM_MAX_FILE_BYTES=5e9 rulem-db ingest parcel county.gpkg; docs/ingest.md ("Limits") lists them.
 """
@@ -31,6 +36,8 @@ class Limits:
     max_vertices: int = 2_000_000  # vertices of one feature
     max_attribute_chars: int = 100_000  # characters of one attribute value
     max_abs_coordinate: float = 1e9  # |x| and |y|: beyond any place on earth in any CRS
+    read_stall_seconds: float = 120.0  # GDAL gives nothing (no answer, no feature) this long
+    max_read_seconds: float = 3600.0  # time spent waiting on GDAL for one file, in all
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Limits:

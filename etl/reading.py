@@ -7,24 +7,26 @@ validity are the merge's business (sql/061), so the database sees what the file 
 
 Every batch comes out with the same leading columns: `_fid` (the file's feature id, as text)
 and `_geom` (WKB, or null), followed by the file's fields under their own names.
+
+GDAL reads in a child process (etl.isolation, etl.gdal_read) that is killed when it gives no
+batch for the stall limit (etl.limits); the batches come back as Arrow IPC, and the limits'
+checks (Guard) run here, on what came back.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-import warnings
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyogrio.errors
-import pyogrio.raw
 import shapely
 
+from etl import gdal_read, isolation
+from etl.gdal_read import ReadLog
 from etl.limits import Limits, env_name
 from etl.problems import IngestRefused, Problem, refuse
 from etl.sources import Source
@@ -35,26 +37,14 @@ AHEAD = 2  # batches read ahead of the database (memory stays bounded by AHEAD +
 T = TypeVar("T")
 
 
-@dataclass
-class ReadLog:
-    """What GDAL said while reading (warnings worth keeping with the batch)."""
-
-    warnings: list[str] = field(default_factory=list)
-
-    def add(self, messages: list[warnings.WarningMessage]) -> None:
-        for m in messages:
-            text = " ".join(str(m.message).split())
-            if text not in self.warnings and len(self.warnings) < 20:
-                self.warnings.append(text)
-
-
 def batches(src: Source, read_geometry: bool, log: ReadLog, batch_size: int = BATCH_SIZE,
             limits: Limits | None = None) -> Iterator[pa.RecordBatch]:
     """The source's features in batches of at most batch_size rows, each checked against the
     limits (etl.limits); after the last batch, every feature over a limit is refused at once."""
-    guard = Guard(src, limits or Limits.from_env())
+    limits = limits or Limits.from_env()
+    guard = Guard(src, limits)
     inner = _parquet_batches(src, read_geometry, batch_size) if src.reader == "parquet" \
-        else _gdal_batches(src, read_geometry, log, batch_size)
+        else _gdal_batches(src, read_geometry, log, batch_size, limits)
     for batch in inner:
         guard.check(batch)
         yield batch
@@ -171,41 +161,16 @@ def _coordinate_fault(x: float, y: float) -> str:
     return "beyond any place on earth in any CRS"
 
 
-def _gdal_batches(src: Source, read_geometry: bool, log: ReadLog,
-                  batch_size: int) -> Iterator[pa.RecordBatch]:
-    # Warnings are caught around each step only, never across a yield (the filters are global).
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            stream = pyogrio.raw.open_arrow(
-                src.dataset, layer=src.layer, read_geometry=read_geometry and src.has_geometry,
-                return_fids=True, batch_size=batch_size, use_pyarrow=True,
-                datetime_as_string=True, **src.open_options)
-            meta, reader = stream.__enter__()
-        log.add(caught)
-        try:
-            fid_col = meta.get("fid_column") or "OGC_FID"
-            geom_col = (meta.get("geometry_name") or "wkb_geometry") if read_geometry else None
-            it = iter(reader)
-            while True:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    batch = next(it, None)
-                log.add(caught)
-                if batch is None:
-                    break
-                yield _normalise(batch, fid_col, geom_col, src)
-        finally:
-            stream.__exit__(None, None, None)
-    except pyogrio.errors.DataSourceError as exc:
-        raise refuse(src.name, f"GDAL cannot read it ({' '.join(str(exc).split())})") from None
-    except (pyogrio.errors.DataLayerError, OSError) as exc:
-        raise refuse(src.name, f"GDAL stopped reading it ({' '.join(str(exc).split())}); the "
-                     "file may be truncated or corrupt: deliver it again") from None
-    except (UnicodeDecodeError, pa.ArrowInvalid) as exc:
-        raise refuse(src.name, f"its text is not in the encoding it declares ({exc}); for a "
-                     "shapefile, deliver a .cpg file naming the encoding (e.g. UTF-8 or "
-                     "ISO-8859-1)") from None
+def _gdal_batches(src: Source, read_geometry: bool, log: ReadLog, batch_size: int,
+                  limits: Limits) -> Iterator[pa.RecordBatch]:
+    """GDAL's batches, read in a child process that is killed (and the file refused) when it
+    gives no batch for limits.read_stall_seconds (etl.isolation)."""
+    for item in isolation.stream(gdal_read.stream, (src, read_geometry, batch_size), src.name,
+                                 limits, "reading"):
+        if isinstance(item, list):
+            log.extend(item)
+        else:
+            yield item
 
 
 def _parquet_batches(src: Source, read_geometry: bool,
@@ -228,29 +193,6 @@ def _parquet_batches(src: Source, read_geometry: bool,
         yield pa.RecordBatch.from_arrays(cols, names=names)
 
 
-def _normalise(batch: pa.RecordBatch, fid_col: str, geom_col: str | None,
-               src: Source) -> pa.RecordBatch:
-    names = batch.schema.names
-    types = batch.schema.types
-    # A CSV's WKT column comes twice: as the geometry (WKB) and as the text it was read from.
-    geom_at = next((i for i, n in enumerate(names)
-                    if n == geom_col and (pa.types.is_binary(types[i])
-                                          or pa.types.is_large_binary(types[i]))), None)
-    fids = batch.column(names.index(fid_col)).cast(pa.string()) if fid_col in names \
-        else pa.array([None] * batch.num_rows, pa.string())
-    cols = [fids]
-    out = ["_fid"]
-    if geom_at is not None:
-        cols.append(batch.column(geom_at).cast(pa.binary()))
-        out.append("_geom")
-    for n in src.fields:
-        at = next((i for i, m in enumerate(names) if m == n and i != geom_at), None)
-        if at is not None:
-            cols.append(batch.column(at))
-            out.append(n)
-    return pa.RecordBatch.from_arrays(cols, names=out)
-
-
 _DONE = object()
 
 
@@ -264,7 +206,8 @@ def ahead(items: Iterable[T], depth: int = AHEAD) -> Iterator[T]:
     producer's exception (a refusal, a GDAL error) is raised in the consumer at the point the
     item would have come; a consumer that stops early (its COPY failed) stops the producer,
     which closes its iterator in its own thread (so a GDAL dataset is closed where it was
-    opened), and waits for it."""
+    opened), and waits for it; a reader child the producer waits on is killed first
+    (etl.isolation.stop_readers), so a spinning GDAL never holds the consumer up."""
     box: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
@@ -304,4 +247,6 @@ def ahead(items: Iterable[T], depth: int = AHEAD) -> Iterator[T]:
             yield item
     finally:
         stop.set()
-        worker.join()
+        while worker.is_alive():  # a child started after one pass is killed by the next
+            isolation.stop_readers(worker.ident)
+            worker.join(0.05)

@@ -3,7 +3,10 @@ it carries geometry and which CRS it declares, and the file's SHA-256.
 
 Why this is separate from reading: everything here is cheap (no feature is read), so a file
 that cannot be ingested (an empty zip, a shapefile without its index, a multi-layer file with
-no layer named) is refused with a precise message before the database is touched.
+no layer named) is refused with a precise message before the database is touched. What asks
+GDAL (the layers, their fields, CRS and counts) runs in a reader child that is killed after
+the stall limit (etl.isolation): opening a GeoPackage whose layer is an endless recursive
+view never returns.
 
 Formats: GeoPackage, Shapefile (loose, or zipped alone or among others), GeoJSON and TopoJSON,
 File Geodatabase (a .gdb folder or zipped), GeoParquet (read with pyarrow: the GDAL in the
@@ -26,6 +29,7 @@ import pyogrio
 import pyogrio.errors
 import pyogrio.util
 
+from etl import isolation
 from etl.limits import Limits, env_name, size_words
 from etl.problems import refuse
 
@@ -111,7 +115,8 @@ def open_source(path: Path, *, source_layer: str | None = None, layer_name: str 
         candidates = [gdal_path(path)]
     else:
         candidates = [gdal_path(path)]
-    return _open_gdal(path, candidates, source_layer, layer_name, wants_geometry)
+    return isolation.call(_open_gdal, (path, candidates, source_layer, layer_name,
+                                       wants_geometry), name, limits, "opening")
 
 
 def gdal_path(path: Path) -> str:
@@ -295,6 +300,7 @@ def _layers(dataset: str) -> list[tuple[str, str | None]]:
 
 def _open_gdal(path: Path, datasets: list[str], source_layer: str | None,
                layer_name: str | None, wants_geometry: bool) -> Source:
+    """The layer to read and what GDAL says of it; runs in a reader child (open_source)."""
     name = path.name
     options: list[tuple[str, str, str | None]] = []  # (dataset, layer, geometry type)
     for ds in datasets:
