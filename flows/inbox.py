@@ -19,6 +19,9 @@ younger than the settle time are left where they are.
 
 After the run a loaded or duplicate file moves to `archive/<date>/run-<id>/<path in inbox>`, a
 refused one to `quarantine/<date>/run-<id>/<path in inbox>` with `<file>.error.txt` beside it.
+A file ingest could not finish reading (GDAL spinning on a recursive view, stopped after the
+stall limit of etl.limits) is refused like any other, so it is quarantined with its one-line
+reason and the run goes on with the next item.
 Nothing here touches the database: this module is plain file handling, tested on its own.
 """
 
@@ -302,6 +305,7 @@ def error_report(item: InboxItem, reason: str, details: list[str], sha: str | No
         "Refused:",
         f"  {reason}",
     ]
+    details = [d for d in details if d != reason]  # a one-line refusal is its own detail
     if details:
         lines += ["", "Details:"] + [f"  {d}" for d in details]
     lines += [

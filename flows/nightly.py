@@ -13,6 +13,13 @@ with a message naming the running one (flows.runs). Both open a run record (ops.
 it as done, partial (some files quarantined or left) or failed. Re-running the same night posts
 nothing (the ledger posts only differences) and records a run that says nothing changed.
 
+No exit leaves the record `running`: an exception, Ctrl-C and SIGTERM (a service stop, `kill
+PID`; turned into the exception `Terminated` while a run holds the lock, when nothing else
+handles SIGTERM) close it as failed with the reason. Only SIGKILL or a power cut cannot; the
+next run marks such a record abandoned (ops.start_run). A file GDAL cannot finish reading
+(a recursive view) is refused after the stall limit (etl.isolation) and quarantined like any
+refused file, so it cannot hold the lock for ever.
+
 The database URL is never a flow parameter (Prefect shows parameters in its UI): the flows read
 RULEM_DATABASE_URL (or the embedded default), or the URL `reconcile_now` was given.
 """
@@ -22,6 +29,8 @@ from __future__ import annotations
 import contextvars
 import gc
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -112,6 +121,36 @@ def _url() -> str:
     return _DATABASE_URL.get() or config.database_url(None)
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived while a run held the lock (a service stop, `kill PID`). A BaseException,
+    like KeyboardInterrupt, so no `except Exception` on the way swallows it: the run record is
+    closed as failed and the lock released on the way out."""
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """While in this block, SIGTERM raises Terminated in the main thread instead of ending the
+    process on the spot (Python's default), so every `finally` runs: the reader child of an
+    ingest is killed, the ingest's transaction rolled back, the run record closed. Only when
+    nobody else handles SIGTERM (Prefect's runner does, and closes the run the same way) and
+    only in the main thread (Python delivers signals there). A second SIGTERM while closing
+    is ignored; SIGKILL remains the way to end it at once."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated(f"stopped by {signal.Signals(signum).name}")
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @contextmanager
 def database(url: str) -> Iterator[None]:
     """Run the flows of this block against url (without making it a flow parameter)."""
@@ -184,7 +223,7 @@ def ingest_inbox(inbox: str, plan_area: str | None = None, archive: str | None =
     url = _url()
     plan = runs.plan_area(url, plan_area)
     places = _places(Path(inbox), _path(archive), _path(quarantine))
-    with runs.ReconcileLock(url, plan) as lock:
+    with sigterm_raises(), runs.ReconcileLock(url, plan) as lock:
         run_id = lock.start_run("ingest_inbox", started_via, str(places.inbox),
                                 _prefect_flow_run_id())
         try:
@@ -215,12 +254,12 @@ def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_
     places = _places(Path(inbox), _path(archive), _path(quarantine)) if inbox else None
     with dbmod.reusing_connections():  # one pooled session for every step, and the lock's own
         plan = runs.plan_area(url, plan_area)
-        with runs.ReconcileLock(url, plan) as lock:
+        with sigterm_raises(), runs.ReconcileLock(url, plan) as lock:
             run_id = lock.start_run("nightly_reconciliation", started_via,
                                     str(places.inbox) if places else None,
                                     _prefect_flow_run_id())
-            _log(f"run {run_id}: plan area {plan.code}")
             try:
+                _log(f"run {run_id}: plan area {plan.code}")
                 files = ingest_items(url, plan, run_id, places, settle_seconds) if places else []
                 ledger = call(recompute_ledger, url, full_recompute)
                 _log(f"recompute: {ledger.text}")
@@ -263,8 +302,9 @@ def _close_failed(url: str, run_id: int, exc: BaseException) -> None:
 
 def _one_line(exc: BaseException) -> str:
     if not isinstance(exc, Exception):  # SIGTERM (service stop), Ctrl-C, cancellation
-        return (f"stopped before the end ({type(exc).__name__}); the next run completes what "
-                "this one did not")
+        why = "SIGTERM" if isinstance(exc, Terminated) else type(exc).__name__
+        return (f"stopped before the end ({why}); the next run completes what this one did "
+                "not")
     return (" ".join(str(exc).split()) or type(exc).__name__)[:2000]
 
 
@@ -344,7 +384,10 @@ def reconcile_now(url: str, inbox: Path | None = None, reports: Path | None = No
               "started_via": started_via, "archive": str(archive) if archive else None,
               "quarantine": str(quarantine) if quarantine else None,
               "full_recompute": full}
-    with database(url), dbmod.reusing_connections():
-        if use:
-            return nightly_reconciliation(**params)
-        return nightly_reconciliation.fn(**params)
+    try:
+        with database(url), dbmod.reusing_connections():
+            if use:
+                return nightly_reconciliation(**params)
+            return nightly_reconciliation.fn(**params)
+    except Terminated:  # the run is closed as failed; end as SIGTERM would have, 128 + 15
+        raise SystemExit(128 + signal.SIGTERM) from None
