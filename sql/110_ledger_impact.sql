@@ -3,6 +3,14 @@
 -- partial_drain_factor for drain_partial. A permit's impact features are measured on their
 -- union, so overlapping features never count twice; where a partial drain overlaps a fill (or
 -- another full-factor kind) of the same permit, that ground counts once, at factor 1.
+-- A permit's structures (roads, utilities, boardwalks, buildings: core.structure) are fill
+-- wherever they lie in baseline wetland, whether or not an impact polygon was drawn for them
+-- and whatever variance allows them: 7(g) lets a structure into wetland "pursuant to the
+-- District's variance procedures", it does not excuse the replacement 7(b) asks "for each
+-- acre of wetland impact", and 7(d) makes the WCA exemptions of Minn. R. 8420.0122
+-- inapplicable. The one exception is a structure on record as suspended above the ground
+-- (buffer_exception 'suspended_6fi', 6(f)(i): its supports' impact "negligible"): it places
+-- no fill. A structure without an impact polygon is a finding (sql/270).
 -- Set-based: one call measures many permits (the owners of a recompute chunk), each against
 -- the wetland layer as of its own baseline date; the arrays are parallel, one element per
 -- permit, and owner_no is the element's position.
@@ -19,7 +27,8 @@ RETURNS TABLE (
   impact_acres numeric,
   impact_versions bigint[],
   wetland_versions bigint[],
-  delineation_versions bigint[]
+  delineation_versions bigint[],
+  structure_versions bigint[]
 )
 LANGUAGE sql STABLE AS $$
   WITH o AS (
@@ -29,15 +38,25 @@ LANGUAGE sql STABLE AS $$
     WHERE u.permit_id IS NOT NULL
   ), imp0 AS (
     SELECT o.owner_no, min(o.on_date) AS on_date, min(o.factor) AS factor,
-           ledger.union_all(array_agg(i.geom ORDER BY i.version_id)
+           ledger.union_all(array_agg(i.geom ORDER BY i.structure, i.version_id)
              FILTER (WHERE i.kind <> 'drain_partial')) AS full_g,
            ledger.union_all(array_agg(i.geom ORDER BY i.version_id)
              FILTER (WHERE i.kind = 'drain_partial')) AS partial_g,
-           array_agg(i.version_id ORDER BY i.version_id) AS versions,
+           array_agg(i.version_id ORDER BY i.version_id) FILTER (WHERE NOT i.structure)
+             AS versions,
+           array_agg(i.version_id ORDER BY i.version_id) FILTER (WHERE i.structure)
+             AS structure_versions,
            ST_Envelope(ST_Collect(i.geom)) AS box
     FROM o
-    JOIN core.impact i
-      ON i.permit_id = o.permit_id AND i.valid_to IS NULL AND i.plan_area_id = p_plan_area_id
+    JOIN (SELECT x.permit_id, x.version_id, x.kind, x.geom, false AS structure
+          FROM core.impact x
+          WHERE x.valid_to IS NULL AND x.plan_area_id = p_plan_area_id
+          UNION ALL
+          SELECT x.permit_id, x.version_id, 'fill', x.geom, true      -- structures are fill
+          FROM core.structure x
+          WHERE x.valid_to IS NULL AND x.plan_area_id = p_plan_area_id
+            AND x.buffer_exception IS DISTINCT FROM 'suspended_6fi') i
+      ON i.permit_id = o.permit_id
     GROUP BY o.owner_no
   ), imp AS (                 -- partial drains outside the full-factor kinds
     SELECT imp0.*, ledger.minus(imp0.partial_g, imp0.full_g) AS partial_only FROM imp0
@@ -62,7 +81,8 @@ LANGUAGE sql STABLE AS $$
        OR NOT ST_IsEmpty(coalesce(cut.partial_p, cut.full_p))   -- with it, not just a box
     GROUP BY cut.owner_no
   ), u AS (                    -- unioned, unless one piece covers the whole impact
-    SELECT imp.owner_no, imp.factor, imp.versions, wet.versions AS wversions, wet.dversions,
+    SELECT imp.owner_no, imp.factor, imp.versions, imp.structure_versions,
+           wet.versions AS wversions, wet.dversions,
            ledger.union_within(imp.full_g, wet.full_parts) AS full_p,
            ledger.union_within(imp.partial_only, wet.partial_parts) AS partial_p
     FROM imp LEFT JOIN wet ON wet.owner_no = imp.owner_no
@@ -70,13 +90,14 @@ LANGUAGE sql STABLE AS $$
   )
   SELECT u.owner_no, u.full_p, u.partial_p,
          ledger.acres(u.full_p) + u.factor * ledger.acres(u.partial_p),
-         u.versions, u.wversions, u.dversions
+         u.versions, u.wversions, u.dversions, u.structure_versions
   FROM u
 $$;
 COMMENT ON FUNCTION ledger.impact_measures(integer, bigint[], date[], numeric[]) IS
   'Impact of permits (parallel arrays: permit, baseline date, partial_drain_factor; owner_no = '
-  'position): the full-factor and partial-drain parts of impact ∩ baseline wetland, impact '
-  'acres, and the impact, wetland and delineation versions used. Permits with no impact: no row.';
+  'position): the full-factor and partial-drain parts of impact ∩ baseline wetland (the '
+  'permit''s structures count as fill), impact acres, and the impact, wetland, delineation and '
+  'structure versions used. Permits with no impact and no structure: no row.';
 
 REVOKE ALL ON FUNCTION ledger.impact_measures(integer, bigint[], date[], numeric[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.impact_measures(integer, bigint[], date[], numeric[])

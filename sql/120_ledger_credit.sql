@@ -6,7 +6,16 @@
 --               − heritage upland ranked heritage_threshold or better (7(c)(ii))
 --               − the owner's upland-component features (7(c)(iv): upland inside the area
 --                 earns nothing)
---               − anything outside the plan area (core.cwmp_area; no boundary loaded: no clip)).
+--               − anything outside the plan area (core.cwmp_area; no boundary loaded: no clip)
+--               − ground an older claim holds: another owner's wetland-component replacement
+--                 whose claim is older (7(b): "one acre of replacement wetland for each acre
+--                 of wetland impact": an acre of replacement answers for one impact, so
+--                 ground already claimed by one owner is no credit for another)).
+-- The claim order (ledger.claim_key): the permit's decision date (a District project's
+-- earliest status date), then entry order (the permit's registration; the project's first
+-- replacement feature); undecided claims come after every decided one. Denied and withdrawn
+-- permits claim nothing. The overlap is reported by the checks (sql/270, 7(b) credit_overlap):
+-- an error where the older ground is at a counted status, a warning where it is pending.
 -- By status: ground covered by features of several statuses counts once, at the most advanced
 -- status covering it (certified, then constructed, then proposed), so the three parts are
 -- disjoint and add up to the credit of all statuses.
@@ -14,6 +23,27 @@
 -- project name), owner_no = position.
 
 DROP FUNCTION IF EXISTS ledger.credit_measure(integer, bigint, text, date, integer);
+
+-- The order of an owner's claim on replacement ground: decision date, then entry order
+-- (no row: the owner claims nothing, a denied or withdrawn permit, or nobody).
+CREATE OR REPLACE FUNCTION ledger.claim_key(p_plan_area_id integer, p_permit_id bigint,
+                                            p_district_project text)
+RETURNS TABLE (claim_on date, entry bigint)
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(pm.decided_on, 'infinity'::date), pm.permit_id
+  FROM core.permit pm
+  WHERE p_permit_id IS NOT NULL AND pm.permit_id = p_permit_id AND pm.valid_to IS NULL
+    AND pm.status NOT IN ('denied', 'withdrawn')
+  UNION ALL
+  SELECT coalesce(min(r.status_on), 'infinity'::date), min(r.replacement_id)
+  FROM core.replacement r
+  WHERE p_permit_id IS NULL AND r.permit_id IS NULL AND r.district_project = p_district_project
+    AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
+  HAVING count(*) > 0
+$$;
+COMMENT ON FUNCTION ledger.claim_key(integer, bigint, text) IS
+  'Order of an owner''s claim on replacement ground (7(b)): decision date (a District '
+  'project''s earliest status date; undecided: last), then entry order. No row: no claim.';
 
 DROP FUNCTION IF EXISTS ledger.credit_measures(integer, bigint[], text[], date[], integer[]);
 CREATE OR REPLACE FUNCTION ledger.credit_measures(p_plan_area_id integer,
@@ -30,7 +60,8 @@ RETURNS TABLE (
   delineation_versions bigint[],
   buffer_versions bigint[],
   heritage_area_versions bigint[],
-  cwmp_area_versions bigint[]
+  cwmp_area_versions bigint[],
+  claimed_versions bigint[]
 )
 LANGUAGE sql STABLE AS $$
   WITH o AS (
@@ -63,7 +94,9 @@ LANGUAGE sql STABLE AS $$
     FROM rep
     GROUP BY rep.owner_no
   ), uo AS (
-    SELECT u.*, o.on_date, o.ordinal FROM u JOIN o ON o.owner_no = u.owner_no
+    SELECT u.*, o.on_date, o.ordinal, o.permit_id, o.project, k.claim_on, k.entry
+    FROM u JOIN o ON o.owner_no = u.owner_no
+    LEFT JOIN LATERAL ledger.claim_key(p_plan_area_id, o.permit_id, o.project) k ON true
   ), cut AS (                  -- replacement area ∩ each baseline wetland piece it meets
     SELECT uo.owner_no, b.wetland_piece_id, b.version_id, b.delineation_version_id,
            ledger.meet(uo.wet_any, b.geom) AS part
@@ -99,6 +132,20 @@ LANGUAGE sql STABLE AS $$
      AND h.community_kind = 'upland'
     JOIN core.heritage_rank hr ON hr.rank = h.rank AND hr.ordinal <= uo.ordinal
     GROUP BY uo.owner_no
+  ), older AS (                -- other owners' replacement ground with an older claim on it
+    SELECT uo.owner_no, ledger.union_all(array_agg(r.geom ORDER BY r.version_id)) AS geom,
+           array_agg(r.version_id ORDER BY r.version_id) AS versions
+    FROM uo
+    JOIN core.replacement r
+      ON r.geom && uo.box AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
+     AND r.component = 'wetland'
+     AND (r.permit_id IS DISTINCT FROM uo.permit_id
+          OR (r.permit_id IS NULL AND r.district_project IS DISTINCT FROM uo.project))
+     AND ST_Intersects(r.geom, uo.wet_any)
+    JOIN LATERAL ledger.claim_key(p_plan_area_id, r.permit_id,
+                                  CASE WHEN r.permit_id IS NULL THEN r.district_project END) k
+      ON (k.claim_on, k.entry) < (uo.claim_on, uo.entry) OR uo.entry IS NULL
+    GROUP BY uo.owner_no
   ), cw AS (
     SELECT ledger.union_all(array_agg(c.geom ORDER BY c.version_id)) AS geom,
            array_agg(c.version_id ORDER BY c.version_id) AS versions
@@ -107,16 +154,18 @@ LANGUAGE sql STABLE AS $$
   ), parts AS MATERIALIZED (  -- once per owner: the SELECT below uses excluded three times
     SELECT uo.owner_no, uo.versions, uo.wet_any, wet.versions AS wversions, wet.dversions,
            buf.versions AS bversions, her.versions AS hversions, cw.versions AS cversions,
+           older.versions AS oversions,
            uo.cert,
            ledger.minus(uo.cons, uo.cert) AS cons,
            ledger.minus(uo.prop, ledger.union_all(ARRAY[uo.cert, uo.cons])) AS prop,
            ledger.union_all(ARRAY[ledger.union_within(uo.wet_any, wet.parts), buf.geom, her.geom,
-                                  uo.upland]) AS excluded,
+                                  uo.upland, older.geom]) AS excluded,
            cw.geom AS plan
     FROM uo
     LEFT JOIN wet ON wet.owner_no = uo.owner_no
     LEFT JOIN buf ON buf.owner_no = uo.owner_no
     LEFT JOIN her ON her.owner_no = uo.owner_no
+    LEFT JOIN older ON older.owner_no = uo.owner_no
     CROSS JOIN cw
   )
   SELECT p.owner_no,
@@ -127,16 +176,17 @@ LANGUAGE sql STABLE AS $$
          ledger.minus(CASE WHEN p.plan IS NULL THEN p.prop ELSE ledger.meet(p.prop, p.plan) END,
                       p.excluded),
          p.versions, p.wversions, p.dversions, p.bversions, p.hversions,
-         CASE WHEN p.wet_any IS NULL THEN NULL ELSE p.cversions END
+         CASE WHEN p.wet_any IS NULL THEN NULL ELSE p.cversions END, p.oversions
   FROM parts p
 $$;
 COMMENT ON FUNCTION ledger.credit_measures(integer, bigint[], text[], date[], integer[]) IS
   'Replacement credit of owners (parallel arrays: permit id or NULL, District project, baseline '
   'date, heritage_threshold ordinal; owner_no = position): creditable ground by status '
-  '(certified, constructed, proposed; disjoint) after every exclusion of spec section 4, with '
-  'the input versions used. Owners with no replacement: no row.';
+  '(certified, constructed, proposed; disjoint) after every exclusion of spec section 4 (older '
+  'claims on the same ground included), with the input versions used. Owners with no '
+  'replacement: no row.';
 
-REVOKE ALL ON FUNCTION ledger.credit_measures(integer, bigint[], text[], date[], integer[])
-  FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ledger.credit_measures(integer, bigint[], text[], date[], integer[])
-  TO rulem_etl;
+REVOKE ALL ON FUNCTION ledger.credit_measures(integer, bigint[], text[], date[], integer[]),
+  ledger.claim_key(integer, bigint, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.credit_measures(integer, bigint[], text[], date[], integer[]),
+  ledger.claim_key(integer, bigint, text) TO rulem_etl;

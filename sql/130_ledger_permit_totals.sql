@@ -123,10 +123,12 @@ BEGIN
   ), m AS (
     SELECT own.*, im.full_geom, im.partial_geom, coalesce(im.impact_acres, 0) AS impact_acres,
            im.impact_versions, im.wetland_versions, im.delineation_versions,
+           im.structure_versions,
            cm.certified_geom, cm.constructed_geom, cm.proposed_geom, cm.replacement_versions,
            cm.wetland_versions AS credit_wetland_versions,
            cm.delineation_versions AS credit_delineation_versions,
            cm.buffer_versions, cm.heritage_area_versions, cm.cwmp_area_versions,
+           cm.claimed_versions,
            coalesce(cm.cert_acres, 0) AS cert_acres, coalesce(cm.cons_acres, 0) AS cons_acres,
            coalesce(cm.prop_acres, 0) AS prop_acres,
            coalesce(tr.t_in, 0) AS t_in, coalesce(tr.t_out, 0) AS t_out,
@@ -153,6 +155,7 @@ BEGIN
            'permit', m.permit_version_id,
            'baseline_on', m.measured_on,
            'impact', m.impact_versions,
+           'structure', m.structure_versions,
            'replacement', m.replacement_versions,
            'wetland', m.wetland_versions,
            'delineation', m.delineation_versions,
@@ -161,6 +164,7 @@ BEGIN
            'buffer', m.buffer_versions,
            'heritage_area', m.heritage_area_versions,
            'cwmp_area', m.cwmp_area_versions,
+           'claimed_replacement', m.claimed_versions,
            'credit_transfer', m.transfer_versions,
            'parameter', m.parameters))
   FROM m;

@@ -1,7 +1,8 @@
 -- 170_ledger_queue: what changed, and the recompute that drains it.
 -- Statement-level triggers on every input layer put the owners (permits, District projects)
 -- whose figures a change can move into ledger.change_queue, with the reason in words:
---   impact, replacement          the feature's permit (or District project)
+--   impact, replacement,         the feature's permit (or District project)
+--   structure
 --   permit                       the permit itself (status, baseline and decision dates, PINs)
 --   credit_transfer              the giving and the receiving permit
 --   wetland, delineation,        owners whose current impacts or replacements meet the old or
@@ -25,13 +26,19 @@ LANGUAGE sql STABLE AS $$
   WHERE p_geom IS NOT NULL AND i.valid_to IS NULL AND i.plan_area_id = p_plan_area_id
     AND i.geom && p_geom AND ST_Intersects(i.geom, p_geom)
   UNION
+  SELECT s.permit_id, NULL::text                   -- structures are fill (sql/110)
+  FROM core.structure s
+  WHERE p_geom IS NOT NULL AND s.valid_to IS NULL AND s.plan_area_id = p_plan_area_id
+    AND s.geom && p_geom AND ST_Intersects(s.geom, p_geom)
+  UNION
   SELECT r.permit_id, CASE WHEN r.permit_id IS NULL THEN r.district_project END
   FROM core.replacement r
   WHERE p_geom IS NOT NULL AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
     AND r.geom && p_geom AND ST_Intersects(r.geom, p_geom)
 $$;
 COMMENT ON FUNCTION ledger.owners_meeting(integer, geometry) IS
-  'Permits and District projects whose current impacts or replacements meet a geometry.';
+  'Permits and District projects whose current impacts, structures or replacements meet a '
+  'geometry.';
 
 -- Every owner of a plan area: current permits, District projects, and owners with entries
 -- (a retired permit's entries must be reversed).
@@ -97,8 +104,8 @@ BEGIN
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ledger.queue_owned_change() IS
-  'Trigger (impact, replacement): queues the owner (old and new) of each added, changed or '
-  'retired feature.';
+  'Trigger (impact, replacement, structure): queues the owner (old and new) of each added, '
+  'changed or retired feature.';
 
 -- Layers that matter where they lie (wetland, delineation, buffer, heritage_area, parcel).
 -- The owners a change meets are found from whichever side is smaller: a few changed features
@@ -119,6 +126,7 @@ BEGIN
   END IF;
   SELECT count(*) INTO n_changed FROM changed_rows;
   SELECT (SELECT count(*) FROM core.impact WHERE valid_to IS NULL)
+         + (SELECT count(*) FROM core.structure WHERE valid_to IS NULL)
          + (SELECT count(*) FROM core.replacement WHERE valid_to IS NULL) INTO n_owned;
   IF n_changed <= n_owned THEN
     meet := $m$
@@ -133,6 +141,9 @@ BEGIN
       SELECT ch.*, o.permit_id, o.district_project
       FROM (SELECT i.plan_area_id, i.permit_id, NULL::text AS district_project, i.geom
             FROM core.impact i WHERE i.valid_to IS NULL
+            UNION ALL
+            SELECT s.plan_area_id, s.permit_id, NULL::text, s.geom
+            FROM core.structure s WHERE s.valid_to IS NULL
             UNION ALL
             SELECT r.plan_area_id, r.permit_id,
                    CASE WHEN r.permit_id IS NULL THEN r.district_project END, r.geom
@@ -206,6 +217,62 @@ END $$;
 COMMENT ON FUNCTION ledger.queue_permit_change() IS
   'Trigger (permit): queues the permit whose record changed.';
 
+-- Claims on the same ground (7(b), sql/120): a replacement that is added, moved or retired,
+-- or a permit whose decision (the order of its claims) changes, can move the credit of every
+-- other owner whose wetland replacement meets that ground.
+CREATE OR REPLACE FUNCTION ledger.claimants_meeting(p_plan_area_id integer, p_geom geometry)
+RETURNS TABLE (permit_id bigint, district_project text)
+LANGUAGE sql STABLE AS $$
+  SELECT r.permit_id, CASE WHEN r.permit_id IS NULL THEN r.district_project END
+  FROM core.replacement r
+  WHERE p_geom IS NOT NULL AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
+    AND r.component = 'wetland' AND r.geom && p_geom AND ST_Intersects(r.geom, p_geom)
+$$;
+COMMENT ON FUNCTION ledger.claimants_meeting(integer, geometry) IS
+  'Permits and District projects whose current wetland replacements meet a geometry.';
+
+CREATE OR REPLACE FUNCTION ledger.queue_claim_change() RETURNS trigger
+LANGUAGE plpgsql SET jit = off AS $$
+BEGIN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+    RETURN NULL;
+  END IF;
+  IF TG_TABLE_NAME = 'replacement' THEN
+    INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
+                                     feature_id, version_id, reason)
+    SELECT DISTINCT c.plan_area_id, o.permit_id, o.district_project, 'replacement',
+           c.replacement_id, c.version_id,
+           format('replacement %s %s, a claim on the same ground', f.feature_key,
+                  ledger.change_words(TG_OP, c.version_id, cur.version_id))
+    FROM changed_rows c
+    JOIN core.feature f ON f.feature_id = c.replacement_id
+    LEFT JOIN core.replacement cur
+      ON TG_OP = 'UPDATE' AND cur.replacement_id = c.replacement_id AND cur.valid_to IS NULL
+    CROSS JOIN LATERAL (SELECT * FROM ledger.claimants_meeting(c.plan_area_id, c.geom)
+                        UNION
+                        SELECT * FROM ledger.claimants_meeting(c.plan_area_id, cur.geom)) o
+    WHERE c.component = 'wetland' OR cur.component = 'wetland';
+  ELSE                                  -- permit: a decision changed the order of its claims
+    INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
+                                     feature_id, version_id, reason)
+    SELECT DISTINCT c.plan_area_id, o.permit_id, o.district_project, 'permit', c.permit_id,
+           c.version_id, format('permit %s decision changed, a claim on the same ground',
+                                c.permit_no)
+    FROM changed_rows c
+    JOIN core.permit cur ON cur.permit_id = c.permit_id AND cur.valid_to IS NULL
+    JOIN core.replacement r ON r.permit_id = c.permit_id AND r.valid_to IS NULL
+                           AND r.component = 'wetland'
+    CROSS JOIN LATERAL ledger.claimants_meeting(c.plan_area_id, r.geom) o
+    WHERE (cur.decided_on, cur.status) IS DISTINCT FROM (c.decided_on, c.status)
+      AND o.permit_id IS DISTINCT FROM c.permit_id;
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION ledger.queue_claim_change() IS
+  'Trigger (replacement, permit): queues the other owners whose wetland replacements meet a '
+  'changed replacement, or the replacements of a permit whose decision changed (the order of '
+  'claims on the same ground, 7(b)).';
+
 CREATE OR REPLACE FUNCTION ledger.queue_transfer_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
@@ -256,6 +323,7 @@ DECLARE
 BEGIN
   FOR t IN SELECT * FROM (VALUES
       ('impact', 'queue_owned_change'), ('replacement', 'queue_owned_change'),
+      ('structure', 'queue_owned_change'),
       ('wetland', 'queue_spatial_change'), ('delineation', 'queue_spatial_change'),
       ('buffer', 'queue_spatial_change'), ('heritage_area', 'queue_spatial_change'),
       ('parcel', 'queue_spatial_change'), ('permit', 'queue_permit_change'),
@@ -274,6 +342,18 @@ BEGIN
     END IF;
   END LOOP;
 END $$;
+DROP TRIGGER IF EXISTS ledger_queue_claim_insert ON core.replacement;
+CREATE TRIGGER ledger_queue_claim_insert AFTER INSERT ON core.replacement
+  REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT
+  EXECUTE FUNCTION ledger.queue_claim_change();
+DROP TRIGGER IF EXISTS ledger_queue_claim_update ON core.replacement;
+CREATE TRIGGER ledger_queue_claim_update AFTER UPDATE ON core.replacement
+  REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT
+  EXECUTE FUNCTION ledger.queue_claim_change();
+DROP TRIGGER IF EXISTS ledger_queue_claim_update ON core.permit;
+CREATE TRIGGER ledger_queue_claim_update AFTER UPDATE ON core.permit
+  REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT
+  EXECUTE FUNCTION ledger.queue_claim_change();
 
 -- Runs and draining.
 -- Whether the session that started a run is still there (the same pid started no later than
@@ -501,12 +581,14 @@ REVOKE ALL ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owne
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
   ledger.enqueue_all(bigint), ledger.drain(bigint, integer), ledger.drain_all(bigint, integer),
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
-  ledger.purge_processed_queue() FROM PUBLIC;
+  ledger.purge_processed_queue(), ledger.claimants_meeting(integer, geometry),
+  ledger.queue_claim_change() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
   ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
   ledger.enqueue_all(bigint), ledger.drain(bigint, integer), ledger.drain_all(bigint, integer),
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
-  ledger.purge_processed_queue() TO rulem_etl;
+  ledger.purge_processed_queue(), ledger.claimants_meeting(integer, geometry),
+  ledger.queue_claim_change() TO rulem_etl;
 GRANT SELECT, INSERT, UPDATE ON ledger.change_queue, ledger.run TO rulem_etl;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ledger TO rulem_etl;

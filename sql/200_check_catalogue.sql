@@ -157,6 +157,25 @@ VALUES
    'Replacement type conforms to CWMP Map Figure 5.',
    'Acres of each wetland replacement with a planned type inside a Figure 5 area planned for '
    'another type.', 'acres', 'higher', 74),
+  ('7(b)', 'replacement_deficit', 'error',
+   'Wetland impact is replaced at one acre of replacement wetland for each acre of impact: an '
+   'approved permit''s counted credit (with transfers) covers its required replacement; so '
+   'does the plan area''s.',
+   'Acres of required replacement not covered by counted credit and transfers (a warning when '
+   'proposed or constructed credit would cover them), per approved permit and plan-wide.',
+   'acres', 'higher', 65),
+  ('7(b)', 'credit_overlap', 'error',
+   'No acre of replacement is credited to two owners: ground an older claim holds earns the '
+   'later owner nothing.',
+   'Acres of each wetland replacement feature overlapping an older claim''s replacement (an '
+   'error where the older ground is at a counted status, a warning where it is pending).',
+   'acres', 'higher', 66),
+  ('7(b)', 'impact_not_drawn', 'error',
+   'Every structure in wetland is recorded as wetland impact (7(g) allows the structure, it '
+   'does not excuse the replacement).',
+   'Acres of each structure (not suspended, 6(f)(i)) inside baseline CWMP wetland that no '
+   'impact polygon of the permit covers; the ledger counts them as fill all the same.',
+   'acres', 'higher', 67),
   ('7(g)', 'structure_in_wetland', 'error',
    'A road, utility or other structure (not passive recreation or education) is placed in CWMP '
    'wetland only with a variance.',

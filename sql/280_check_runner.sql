@@ -25,6 +25,9 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   UNION ALL SELECT * FROM checks.check_trail_width(p_plan_area_id, p_permit_id)
   UNION ALL SELECT * FROM checks.check_replacement(p_plan_area_id, p_permit_id)
   UNION ALL SELECT * FROM checks.check_structures(p_plan_area_id, p_permit_id)
+  UNION ALL SELECT * FROM checks.check_balance(p_plan_area_id, p_permit_id)
+  UNION ALL SELECT * FROM checks.check_credit_overlap(p_plan_area_id, p_permit_id)
+  UNION ALL SELECT * FROM checks.check_impact_drawn(p_plan_area_id, p_permit_id)
 $$;
 COMMENT ON FUNCTION checks.all_evaluations(integer, bigint) IS
   'Every evaluation of every Rule M check for a plan area (or one permit).';
@@ -63,9 +66,11 @@ BEGIN
     FOREACH pid IN ARRAY p_permit_ids LOOP
       INSERT INTO check_evaluation SELECT * FROM checks.all_evaluations(p_plan_area_id, pid);
     END LOOP;
-    IF p_district THEN  -- District projects: only the 7(c) checks evaluate them
+    IF p_district THEN  -- District projects (the 7(c) checks) and the plan area (7(b))
       INSERT INTO check_evaluation
-      SELECT * FROM checks.check_replacement(p_plan_area_id) e WHERE e.permit_id IS NULL;
+      SELECT * FROM checks.check_replacement(p_plan_area_id) e WHERE e.permit_id IS NULL
+      UNION ALL
+      SELECT * FROM checks.check_balance(p_plan_area_id) e WHERE e.permit_id IS NULL;
     END IF;
   END IF;
   DELETE FROM checks.buffer_site_cache c WHERE c.xact = v_xact;

@@ -212,6 +212,15 @@ BEGIN
     DROP TABLE pg_temp.changed_rows;
   END LOOP;
 
+  -- 7(b) reads the posted ledger: the permits whose entries moved, and the plan area's total
+  INSERT INTO recheck
+  SELECT DISTINCT 'permit', e.permit_id, 'ledger entries posted'
+  FROM ledger.entry e
+  WHERE e.plan_area_id = p_plan_area_id AND e.posted_at >= p_since AND e.permit_id IS NOT NULL;
+  IF FOUND THEN
+    INSERT INTO recheck VALUES ('district', NULL, 'ledger entries posted: the plan balance');
+  END IF;
+
   IF v_reach THEN  -- each permit's reach: its parcels and features, expanded
     INSERT INTO recheck
     SELECT DISTINCT 'permit', r.permit_id, p.layer || ' changed within reach'
