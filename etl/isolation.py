@@ -198,6 +198,11 @@ class _Clock:
         code = proc.exitcode
         if code == -signal.SIGKILL and _stopped(proc):
             raise ReaderStopped(f"{self.file}: {self.doing} was stopped")
+        if code in (-signal.SIGTERM, -signal.SIGINT, -signal.SIGHUP):
+            # A service stop or Ctrl-C reaches the whole process group: this process has
+            # most likely been told too. Let its own handler raise (the nightly's Terminated,
+            # KeyboardInterrupt) rather than refuse a file that did nothing wrong.
+            time.sleep(1.0)
         if code is not None and code < 0:
             how = f"was killed by signal {signal.Signals(-code).name}"
         else:
