@@ -111,8 +111,9 @@ VALUES
    'first marker), against marker_max_spacing_ft.', 'ft', 'higher', 52),
   ('6(c)', 'buffer_min_width', 'error',
    'The buffer is at least buffer_min_width_ft wide at all points.',
-   'Smallest transect width along the protected edge (effective buffer = buffer - trails - '
-   'wetland), against buffer_min_width_ft.', 'ft', 'lower', 53),
+   'Smallest transect width along the protected edge (inside the effective buffer = buffer - '
+   'trails - wetland, out to the buffer''s outer edge), against buffer_min_width_ft.', 'ft',
+   'lower', 53),
   ('6(c)', 'buffer_avg_width', 'error',
    'The buffer averages at least buffer_avg_width_ft in width.',
    'Mean transect width along the protected edge (transects equally spaced, so the mean is '

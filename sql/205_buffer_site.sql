@@ -7,6 +7,10 @@
 -- * Effective buffer = buffer - trails (6(f)(iv)) - wetland: a buffer drawn over the wetland
 --   edge starts at the edge, and a ray that crosses a strip of upland into other wetland stops
 --   there.
+-- * Buffer extent = (buffer + trails) - wetland: how far out the buffer reaches. A trail the
+--   buffer encloses does not end it (6(f)(iv): the trail's surface "shall not count toward
+--   buffer width", the buffer beyond it does), whether the buffer was drawn over the trail or
+--   around it; wetland and the end of all buffer do.
 -- * Geometry more than checks.reach_m() (1,000 ft) from the permit's parcels is not looked at;
 --   a transect is at most that long.
 
@@ -30,6 +34,28 @@ RETURNS geometry LANGUAGE sql STABLE SET jit = off AS $$
 $$;
 COMMENT ON FUNCTION checks.buffers_near(integer, geometry) IS
   'Union of the current buffers of a plan area that intersect a geometry.';
+
+-- How far the buffer reaches near a site: (buffer + current trails of the plan area whose box
+-- meets p_near) - wetland, polygons only (NULL when there is neither buffer nor trail).
+CREATE OR REPLACE FUNCTION checks.buffer_extent(p_plan_area_id integer, p_buffer geometry,
+                                                p_wetland geometry, p_near geometry)
+RETURNS geometry LANGUAGE sql STABLE SET jit = off AS $$
+  WITH t AS (
+    SELECT ST_Union(t.geom) AS trails FROM core.trail t
+    WHERE t.valid_to IS NULL AND t.plan_area_id = p_plan_area_id AND t.geom && p_near
+  ), u AS (
+    SELECT CASE WHEN t.trails IS NULL THEN p_buffer
+                WHEN p_buffer IS NULL THEN t.trails
+                ELSE ST_Union(p_buffer, t.trails) END AS g
+    FROM t
+  )
+  SELECT ST_CollectionExtract(CASE WHEN u.g IS NULL OR p_wetland IS NULL THEN u.g
+                                   ELSE ST_Difference(u.g, p_wetland) END, 3)
+  FROM u
+$$;
+COMMENT ON FUNCTION checks.buffer_extent(integer, geometry, geometry, geometry) IS
+  'How far a buffer reaches: (buffer + trails near a window) - wetland. A trail inside the '
+  'buffer does not end it (6(f)(iv)); wetland and the end of all buffer do.';
 
 CREATE OR REPLACE FUNCTION checks.buffer_site(p_plan_area_id integer,
                                               p_permit_id bigint DEFAULT NULL)
@@ -109,4 +135,6 @@ COMMENT ON FUNCTION checks.buffer_site(integer, bigint) IS
   'the effective buffer (buffer - trails - wetland) near its parcels.';
 
 GRANT EXECUTE ON FUNCTION checks.reach_m(), checks.snap_m(),
-  checks.buffers_near(integer, geometry), checks.buffer_site(integer, bigint) TO rulem_etl;
+  checks.buffers_near(integer, geometry),
+  checks.buffer_extent(integer, geometry, geometry, geometry),
+  checks.buffer_site(integer, bigint) TO rulem_etl;

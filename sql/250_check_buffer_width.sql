@@ -45,8 +45,11 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
            count(*) AS n, count(*) FILTER (WHERE t.width_ft < site.min_ft) AS n_short,
            round((ST_Length(site.edge) / 0.3048)::numeric) AS edge_ft
     FROM site
-    CROSS JOIN LATERAL checks.site_transects(site.edge, site.wetland, site.effective,
-                                             site.spacing_ft, site.min_ft) t
+    CROSS JOIN LATERAL checks.site_transects(
+      site.edge, site.wetland, site.effective,
+      checks.buffer_extent(p_plan_area_id, site.buffer, site.wetland,
+                           ST_Expand(site.parcels, checks.reach_m())),
+      site.spacing_ft, site.min_ft) t
     GROUP BY site.permit_id, site.edge
   )
   SELECT '6(c)', 'buffer_min_width', 'error', s.permit_id, NULL::bigint, NULL::bigint,

@@ -82,11 +82,12 @@ def test_uniform_40_ft_buffer_fails_the_mean_and_draws_the_missing_10_ft(site: S
 
 def test_a_trail_does_not_count_toward_width(site: Site) -> None:
     site.standard()
-    # a 10 ft trail 20 ft out: the buffer is effectively 20 ft wide
+    # a 10 ft trail 20 ft out: its surface is left out, the buffer beyond it counts (6(f)(iv)):
+    # 20 + 30 = 50 ft (more in tests/test_checks_buffer_rule.py)
     site.add("trail", rect(0, -30, 300, -20), permit_id=site.permit_id, width_ft=10)
     rows = site.evaluate("check_buffer_width")
-    assert float(only(rows, "buffer_min_width")["measured_value"]) == pytest.approx(20, abs=0.01)
-    assert not only(rows, "buffer_min_width")["passed"]
+    assert float(only(rows, "buffer_min_width")["measured_value"]) == pytest.approx(50, abs=0.01)
+    assert float(only(rows, "buffer_avg_width")["measured_value"]) == pytest.approx(50, abs=0.01)
 
 
 def test_no_buffer_means_width_zero_everywhere(site: Site) -> None:

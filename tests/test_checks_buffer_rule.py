@@ -1,0 +1,132 @@
+"""Rule M section 6 as the rule words it (issue 17, points 8-11), on hand-built sites.
+
+* 6(f)(iv): a trail's surface "shall not count toward buffer width"; the buffer beyond it does.
+* 6(b): on public land an approved vegetation (maintenance) plan stands in for markers.
+* 6: a public-land agreement stands in for the buffer declaration only on public land.
+* 6(f), 6(f)(iii): stormwater features other than infiltration features may not lie in a
+  buffer.
+
+The standard site (tests/checks_scenarios.py) has a straight protected edge 300 ft long along
+y = 0 (x 0..300 ft), wetland to the north, upland to the south, one parcel x 0..300 ft,
+y -200..50 ft, and by default a 60 ft x 300 ft buffer; coordinates are in feet, 1 ft =
+0.3048 m, 43,560 ft2 = 1 acre. Every transect runs due south from y = 0.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from checks_scenarios import (  # noqa: F401  (the fixtures)
+    FT,
+    Site,
+    checks_engine_fixture,
+    only,
+    rect,
+    rects,
+    site_fixture,
+)
+
+FIVE_M_FT = 5 / FT  # 16.4042 ft
+BUFFER_FT = 82.0
+TRAIL_FT = 8.0
+
+
+def widths(site: Site) -> list[float]:
+    return [float(w) for w in site.conn.execute(sa.text(
+        "SELECT width_ft FROM checks.buffer_transects(1, :p) ORDER BY edge_no, transect_no"),
+        {"p": site.permit_id}).scalars()]
+
+
+def transect_lengths_ft(site: Site) -> list[float]:
+    return [float(v) / FT for v in site.conn.execute(sa.text(
+        "SELECT ST_Length(geom) FROM checks.buffer_transects(1, :p)"),
+        {"p": site.permit_id}).scalars()]
+
+
+# -- 6(f)(iv): the trail's surface is left out, the buffer beyond it counts ---------------------
+def test_an_8_ft_trail_5_m_out_of_an_82_ft_buffer_leaves_74_ft(site: Site) -> None:
+    # Acceptance example. Buffer y -82..0 ft; trail from 5 m = 16.4042 ft to 24.4042 ft out,
+    # across all 60 transects. Each transect: 16.4042 ft of buffer, 8 ft of trail (left
+    # out), 57.5958 ft of buffer out to the outer edge at 82 ft: 16.4042 + 57.5958 = 74 ft =
+    # 82 - 8. Minimum 74 >= 25 and mean 74 >= 50: 6(c) passes. Stopping at the trail (the
+    # old reading) gave 16.40 ft, failing both.
+    site.standard(buffer=rect(0, -BUFFER_FT, 300, 0))
+    site.add("trail", rect(0, -(FIVE_M_FT + TRAIL_FT), 300, -FIVE_M_FT),
+             permit_id=site.permit_id, width_ft=TRAIL_FT)
+    w = widths(site)
+    assert len(w) == 60
+    assert min(w) == pytest.approx(74.0, abs=0.01) and max(w) == pytest.approx(74.0, abs=0.01)
+    # the transects are drawn out to the buffer's outer edge, 82 ft
+    assert min(transect_lengths_ft(site)) == pytest.approx(82.0, abs=0.01)
+    rows = site.evaluate("check_buffer_width")
+    low, mean = only(rows, "buffer_min_width"), only(rows, "buffer_avg_width")
+    assert low["passed"] and float(low["measured_value"]) == pytest.approx(74.0, abs=0.01)
+    assert mean["passed"] and float(mean["measured_value"]) == pytest.approx(74.0, abs=0.01)
+
+
+def test_a_buffer_drawn_around_the_trail_counts_the_same(site: Site) -> None:
+    # The same 82 ft buffer digitized as two strips with the trail between them (y -16.4042
+    # to -24.4042 ft left out of the buffer polygon): still 16.4042 + 57.5958 = 74 ft.
+    site.standard(buffer=rects((0, -FIVE_M_FT, 300, 0),
+                               (0, -BUFFER_FT, 300, -(FIVE_M_FT + TRAIL_FT))))
+    site.add("trail", rect(0, -(FIVE_M_FT + TRAIL_FT), 300, -FIVE_M_FT),
+             permit_id=site.permit_id, width_ft=TRAIL_FT)
+    w = widths(site)
+    assert min(w) == pytest.approx(74.0, abs=0.01) and max(w) == pytest.approx(74.0, abs=0.01)
+
+
+def test_a_trail_on_the_edge_leaves_the_buffer_beyond_it(site: Site) -> None:
+    # Trail y -8..0 ft right on the wetland edge of the 60 ft buffer: 60 - 8 = 52 ft (the old
+    # reading gave 0: the first step was on the trail).
+    site.standard()
+    site.add("trail", rect(0, -8, 300, 0), permit_id=site.permit_id, width_ft=8)
+    w = widths(site)
+    assert min(w) == pytest.approx(52.0, abs=0.01) and max(w) == pytest.approx(52.0, abs=0.01)
+
+
+def test_a_trail_on_half_the_edge_lowers_only_that_half(site: Site) -> None:
+    # 8 ft trail 5 m out along x 0..150 only: 30 transects of 82 - 8 = 74 ft and 30 of 82 ft,
+    # mean (30 x 74 + 30 x 82) / 60 = 78 ft.
+    site.standard(buffer=rect(0, -BUFFER_FT, 300, 0))
+    site.add("trail", rect(0, -(FIVE_M_FT + TRAIL_FT), 150, -FIVE_M_FT),
+             permit_id=site.permit_id, width_ft=TRAIL_FT)
+    mean = only(site.evaluate("check_buffer_width"), "buffer_avg_width")
+    assert float(mean["measured_value"]) == pytest.approx(78.0, abs=0.01)
+
+
+def test_other_wetland_across_a_strip_of_upland_still_ends_the_transect(site: Site) -> None:
+    # 82 ft buffer, the 8 ft trail 5 m out, and an isolated wetland strip y -50..-45 ft inside
+    # the buffer: each transect crosses 45 ft of upland (16.4042 ft buffer, 8 ft trail,
+    # 20.5958 ft buffer) and stops at the wetland: 45 - 8 = 37 ft. The buffer beyond the
+    # other wetland (y -82..-50) is not this edge's.
+    site.standard(buffer=rect(0, -BUFFER_FT, 300, 0))
+    site.add("trail", rect(0, -(FIVE_M_FT + TRAIL_FT), 300, -FIVE_M_FT),
+             permit_id=site.permit_id, width_ft=TRAIL_FT)
+    site.wetland(rect(0, -50, 300, -45), site.delineation_id)
+    w = widths(site)
+    assert len(w) == 60  # the isolated strip is not central: no edge of its own
+    assert min(w) == pytest.approx(37.0, abs=0.01) and max(w) == pytest.approx(37.0, abs=0.01)
+
+
+def test_a_buffer_beyond_a_gap_is_not_measured(site: Site) -> None:
+    # The 60 ft buffer with the 8 ft trail 5 m out, then no buffer at all from 60 to 100 ft
+    # and another buffer y -140..-100 ft (another permit's): the transects end at the first
+    # buffer's outer edge, 60 - 8 = 52 ft; the far strip adds nothing.
+    site.standard()
+    site.add("trail", rect(0, -(FIVE_M_FT + TRAIL_FT), 300, -FIVE_M_FT),
+             permit_id=site.permit_id, width_ft=TRAIL_FT)
+    other = site.permit("24-002", ["P1"])
+    site.add("buffer", rect(0, -140, 300, -100), permit_id=other, declaration_no="DOC-2")
+    w = widths(site)
+    assert min(w) == pytest.approx(52.0, abs=0.01) and max(w) == pytest.approx(52.0, abs=0.01)
+    assert max(transect_lengths_ft(site)) == pytest.approx(60.0, abs=0.01)
+
+
+def test_a_trail_outside_the_buffer_beyond_a_gap_adds_nothing(site: Site) -> None:
+    # A trail y -90..-82 ft, 22 ft beyond the 60 ft buffer's outer edge: not enclosed, no
+    # bridge across the gap: the width stays 60 ft.
+    site.standard()
+    site.add("trail", rect(0, -90, 300, -82), permit_id=site.permit_id, width_ft=8)
+    site.add("buffer", rect(0, -140, 300, -90), permit_id=site.permit_id)
+    w = widths(site)
+    assert min(w) == pytest.approx(60.0, abs=0.01) and max(w) == pytest.approx(60.0, abs=0.01)
