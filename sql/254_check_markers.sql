@@ -7,13 +7,36 @@
 -- a lot line, e.g. a buffer ending on it, the end of that stretch farthest from the wetland).
 -- Counted markers: current markers of any permit within marker_tolerance_ft of the upland
 -- edge; free-standing markers always, flush and breakaway markers on public land (the permit's
--- public_land flag or a public-land agreement buffer).
+-- public_land flag: the site is public land or right-of-way; a buffer's public-land agreement
+-- flag says how the buffer is documented, not whose land it is on, see sql/240).
+-- On public land "the monumentation requirement may be satisfied by ... a vegetation
+-- maintenance plan approved by the District staff in writing" (6(b)): a permit on public land
+-- whose buffer vegetation plan is approved (permit.vegetation_plan_on, the one plan approval
+-- the model records) needs no markers; each check gives it one passing evaluation saying so.
 --   marker_lot_line: per crossing, the distance to the nearest counted marker (no marker at
 --                    all: NULL), against marker_tolerance_ft;
 --   marker_gap:      per stretch between consecutive markers along each upland edge line,
 --                    and from each end of an open line to its first marker, the length,
 --                    against marker_max_spacing_ft (a closed line wraps around; a line with
 --                    no marker is one gap as long as the line).
+
+-- Permits with a buffer of their own on public land whose vegetation plan is approved: the
+-- plan stands in for markers (6(b)).
+CREATE OR REPLACE FUNCTION checks.marker_plan(p_plan_area_id integer,
+                                              p_permit_id bigint DEFAULT NULL)
+RETURNS TABLE (permit_id bigint, plan_on date)
+LANGUAGE sql STABLE SET jit = off AS $$
+  SELECT ps.permit_id, ps.vegetation_plan_on
+  FROM checks.permit_site ps
+  WHERE ps.plan_area_id = p_plan_area_id
+    AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+    AND ps.public_land AND ps.vegetation_plan_on IS NOT NULL
+    AND EXISTS (SELECT 1 FROM core.buffer b
+                WHERE b.valid_to IS NULL AND b.permit_id = ps.permit_id)
+$$;
+COMMENT ON FUNCTION checks.marker_plan(integer, bigint) IS
+  'Permits on public land with a buffer and an approved vegetation plan, which stands in for '
+  'buffer markers (6(b)).';
 
 CREATE OR REPLACE FUNCTION checks.marker_site(p_plan_area_id integer,
                                               p_permit_id bigint DEFAULT NULL)
@@ -22,11 +45,10 @@ RETURNS TABLE (permit_id bigint, baseline_on date, upland_edge geometry, lot_lin
 LANGUAGE sql STABLE SET jit = off AS $$
   WITH site AS MATERIALIZED (
     SELECT s.permit_id, s.baseline_on, s.own_buffer, s.wetland, ps.public_land
-             OR EXISTS (SELECT 1 FROM core.buffer b WHERE b.valid_to IS NULL
-                        AND b.permit_id = s.permit_id AND b.public_land_agreement) AS public_land
     FROM checks.buffer_site(p_plan_area_id, p_permit_id) s
     JOIN checks.permit_site ps USING (permit_id)
     WHERE s.own_buffer IS NOT NULL
+      AND NOT (ps.public_land AND ps.vegetation_plan_on IS NOT NULL)  -- checks.marker_plan
   ), edge AS (
     SELECT site.*, ST_LineMerge(ST_CollectionExtract(
              CASE WHEN site.wetland IS NULL THEN ST_Boundary(site.own_buffer)
@@ -49,8 +71,8 @@ LANGUAGE sql STABLE SET jit = off AS $$
   WHERE NOT ST_IsEmpty(e.upland_edge)
 $$;
 COMMENT ON FUNCTION checks.marker_site(integer, bigint) IS
-  'Per permit with a buffer: its upland edge, the lot lines it meets, the wetland and the '
-  'markers that count (6(b)).';
+  'Per permit with a buffer (but those of checks.marker_plan): its upland edge, the lot lines '
+  'it meets, the wetland and the markers that count (6(b)).';
 
 CREATE OR REPLACE FUNCTION checks.check_marker_lot_line(p_plan_area_id integer,
                                                         p_permit_id bigint DEFAULT NULL)
@@ -91,6 +113,12 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   FROM crossing c JOIN site s USING (permit_id)
   CROSS JOIN LATERAL (
     SELECT round((ST_Distance(c.geom, s.markers) / 0.3048)::numeric, 2) AS distance_ft) d
+  UNION ALL
+  SELECT '6(b)', 'marker_lot_line', 'error', mp.permit_id, NULL, NULL, true, NULL, NULL, 'ft',
+         format('public land: the vegetation plan approved %s stands in for markers',
+                mp.plan_on),
+         NULL
+  FROM checks.marker_plan(p_plan_area_id, p_permit_id) mp
 $$;
 COMMENT ON FUNCTION checks.check_marker_lot_line(integer, bigint) IS
   '6(b): distance from each lot-line crossing of a permit''s buffer upland edge to the nearest '
@@ -154,11 +182,18 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                 ELSE ST_LineSubstring(m.line_geom, m.f0, m.f1) END END
   FROM measured m
   WHERE m.gap_ft > 0 OR m.f1 > m.f0
+  UNION ALL
+  SELECT '6(b)', 'marker_gap', 'error', mp.permit_id, NULL, NULL, true, NULL, NULL, 'ft',
+         format('public land: the vegetation plan approved %s stands in for markers',
+                mp.plan_on),
+         NULL
+  FROM checks.marker_plan(p_plan_area_id, p_permit_id) mp
 $$;
 COMMENT ON FUNCTION checks.check_marker_gap(integer, bigint) IS
   '6(b): length of each stretch of a permit''s buffer upland edge between consecutive markers '
   '(and from an open edge''s ends), against marker_max_spacing_ft.';
 
-GRANT EXECUTE ON FUNCTION checks.marker_site(integer, bigint),
+GRANT EXECUTE ON FUNCTION checks.marker_plan(integer, bigint),
+  checks.marker_site(integer, bigint),
   checks.check_marker_lot_line(integer, bigint),
   checks.check_marker_gap(integer, bigint) TO rulem_etl;

@@ -130,3 +130,42 @@ def test_a_trail_outside_the_buffer_beyond_a_gap_adds_nothing(site: Site) -> Non
     site.add("buffer", rect(0, -140, 300, -90), permit_id=site.permit_id)
     w = widths(site)
     assert min(w) == pytest.approx(60.0, abs=0.01) and max(w) == pytest.approx(60.0, abs=0.01)
+
+
+# -- 6(b): on public land an approved vegetation maintenance plan stands in for markers -------
+def _marker_rows(site: Site) -> list[dict]:
+    return site.evaluate("check_marker_lot_line") + site.evaluate("check_marker_gap")
+
+
+def test_public_land_with_an_approved_plan_needs_no_markers(site: Site) -> None:
+    # No markers at all. The standard permit's vegetation plan was approved 2024-05-01. On
+    # private land the upland edge (x = 0 side 60 ft + 300 ft + x = 300 side 60 ft = 420 ft,
+    # less the 5 cm = 0.164 ft next to the wetland at each end: 419.67 ft) is one gap > 200
+    # ft, and both lot-line crossings (x = 0 and x = 300, y = -60) lack a marker.
+    site.standard()
+    private = _marker_rows(site)
+    assert [r for r in private if not r["passed"]]
+    assert float(only(private, "marker_gap")["measured_value"]) == pytest.approx(
+        420 - 2 * 0.05 / FT, abs=0.01)
+    site.update("permit", site.permit_id, public_land=True)
+    public = _marker_rows(site)
+    assert len(public) == 2 and all(r["passed"] for r in public)
+    assert all("vegetation plan approved 2024-05-01" in r["message"] for r in public)
+
+
+def test_public_land_without_an_approved_plan_still_needs_markers(site: Site) -> None:
+    site.standard(public_land=True, vegetation_plan_on=None)
+    rows = _marker_rows(site)
+    assert not only(rows, "marker_gap")["passed"]
+    assert [r for r in rows if r["check_code"] == "marker_lot_line" and not r["passed"]]
+
+
+def test_an_agreement_buffer_on_private_land_is_not_public_land(site: Site) -> None:
+    # Flush markers at x 0, 150, 300 on the upland edge count only on public land; a buffer
+    # flagged as documented by public-land agreement does not make private land public.
+    site.standard(vegetation_plan_on=None)
+    site.update("buffer", site.buffer_id, public_land_agreement=True)
+    site.markers([(0, -60), (150, -60), (300, -60)], marker_type="flush")
+    assert all(not r["passed"] for r in site.evaluate("check_marker_lot_line"))
+    site.update("permit", site.permit_id, public_land=True)
+    assert all(r["passed"] for r in site.evaluate("check_marker_lot_line"))
