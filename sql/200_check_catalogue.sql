@@ -97,8 +97,9 @@ VALUES
    'declarations', 'lower', 42),
   ('6', 'declaration_missing', 'error',
    'A buffer declaration is recorded (on public land: a written agreement).',
-   'Recorded buffer declarations (or public-land agreements) of a permit with a buffer or a '
-   'protected edge; fails at zero (a warning while the permit is undecided).',
+   'Recorded buffer declarations of a permit with a buffer or a protected edge, public-land '
+   'agreements counting only on public land; fails at zero (a warning while the permit is '
+   'undecided).',
    'declarations', 'lower', 50),
   ('6(b)', 'marker_lot_line', 'error',
    'A buffer marker stands at each lot line crossing the buffer''s upland edge.',

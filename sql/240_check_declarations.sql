@@ -1,6 +1,10 @@
 -- 240_check_declarations: the recorded declarations a permit needs (5(e), 6, 6(e)(v)).
--- Idempotent. A declaration counts when recorded (a recording number or date); on public
--- land a written agreement stands in for the buffer declaration (6). Declarations are a
+-- Idempotent. A declaration counts when recorded (a recording number or date). On public
+-- land a written agreement stands in for the buffer declaration (6: "On public land or
+-- right-of-way, in place of recording a buffer may be documented in a written agreement
+-- executed with the District"); on private land an agreement is no declaration. Public land
+-- is the permit's public_land flag (the site is public land or right-of-way): the agreement's
+-- own flag says what the document is, not whose land it is on. Declarations are a
 -- condition of issuance: missing ones are errors on approved (or expired) permits and
 -- warnings while the permit is undecided.
 --   5(e)    fertilizer_snow          a permit that subdivides, grades or creates impervious
@@ -44,23 +48,37 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
       WHERE g.valid_to IS NULL AND g.permit_id = s.permit_id AND g.geom && s.buffer
     ) >= s.tol_m2
   ), found AS (
-    SELECT n.*, (
-      SELECT count(*) FROM core.declaration d
-      WHERE d.valid_to IS NULL AND d.permit_id = n.permit_id AND d.kind = n.kind
-        AND (d.recording_no IS NOT NULL OR d.recorded_on IS NOT NULL
-             OR (n.kind = 'buffer' AND coalesce(d.public_land_agreement, false)))
-    ) AS recorded
+    SELECT n.*, c.recorded, c.private_agreements
     FROM need n
+    JOIN site s USING (permit_id)
+    CROSS JOIN LATERAL (
+      SELECT count(*) FILTER (
+               WHERE d.recording_no IS NOT NULL OR d.recorded_on IS NOT NULL
+                  OR (n.kind = 'buffer' AND s.public_land
+                      AND coalesce(d.public_land_agreement, false))) AS recorded,
+             count(*) FILTER (
+               WHERE n.kind = 'buffer' AND NOT s.public_land
+                 AND coalesce(d.public_land_agreement, false)
+                 AND d.recording_no IS NULL AND d.recorded_on IS NULL) AS private_agreements
+      FROM core.declaration d
+      WHERE d.valid_to IS NULL AND d.permit_id = n.permit_id AND d.kind = n.kind
+    ) c
   )
   SELECT f.paragraph, 'declaration_missing',
          CASE WHEN f.decided THEN 'error' ELSE 'warning' END,
          f.permit_id, NULL::bigint, NULL::bigint,
          f.recorded > 0, f.recorded::numeric, 1::numeric, 'declarations',
          CASE WHEN f.recorded > 0 THEN format('%s recorded', f.what)
-              WHEN f.decided THEN format('%s is not recorded', f.what)
-              ELSE format('%s is not recorded yet (a condition of issuance)', f.what) END,
+              WHEN f.decided THEN format('%s is not recorded%s', f.what, a.note)
+              ELSE format('%s is not recorded yet (a condition of issuance)%s', f.what,
+                          a.note) END,
          NULL::geometry
   FROM found f
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN f.private_agreements > 0
+                THEN ': a public-land agreement stands in for it only on public land or '
+                     'right-of-way, and the permit is not marked public_land'
+                ELSE '' END AS note) a
 $$;
 COMMENT ON FUNCTION checks.check_declarations(integer, bigint) IS
   '5(e), 6, 6(e)(v): recorded declarations of each kind a permit needs.';

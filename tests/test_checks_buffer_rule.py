@@ -169,3 +169,25 @@ def test_an_agreement_buffer_on_private_land_is_not_public_land(site: Site) -> N
     assert all(not r["passed"] for r in site.evaluate("check_marker_lot_line"))
     site.update("permit", site.permit_id, public_land=True)
     assert all(r["passed"] for r in site.evaluate("check_marker_lot_line"))
+
+
+# -- 6: a public-land agreement is a buffer declaration only on public land --------------------
+def _buffer_declaration(site: Site) -> dict:
+    return only(site.evaluate("check_declarations"), "declaration_missing", paragraph="6")
+
+
+def test_a_public_land_agreement_on_private_land_is_no_declaration(site: Site) -> None:
+    site.standard(declarations=False)
+    site.declare("buffer", recorded=False, public_land_agreement=True)
+    bad = _buffer_declaration(site)
+    assert not bad["passed"] and bad["severity"] == "error"
+    assert float(bad["measured_value"]) == 0
+    assert "only on public land" in bad["message"]
+    site.update("permit", site.permit_id, public_land=True)
+    ok = _buffer_declaration(site)
+    assert ok["passed"] and float(ok["measured_value"]) == 1
+
+
+def test_a_recorded_declaration_counts_on_any_land(site: Site) -> None:
+    site.standard()
+    assert _buffer_declaration(site)["passed"]

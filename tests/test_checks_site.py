@@ -168,7 +168,9 @@ def test_missing_declaration_is_a_warning_before_the_decision(site: Site) -> Non
 
 
 def test_buffer_declaration_or_public_land_agreement(site: Site) -> None:
-    site.standard(declarations=False)
+    # on public land (6); on private land an agreement is no declaration
+    # (tests/test_checks_buffer_rule.py)
+    site.standard(declarations=False, public_land=True)
     assert not only(site.evaluate("check_declarations"), "declaration_missing",
                     paragraph="6")["passed"]
     site.declare("buffer", recorded=False, public_land_agreement=True)
