@@ -130,7 +130,8 @@ VALUES
   ('6(f)', 'buffer_encroachment', 'error',
    'No structure or impervious surface is placed within the buffer, except 6(f)(i)-(ii) '
    'exceptions on record.',
-   'Acres of each impervious surface or structure of the permit inside a buffer.', 'acres',
+   'Acres of each impervious surface, structure or stormwater BMP other than an infiltration '
+   'feature (wet pond, biofiltration, pretreatment) of the permit inside a buffer.', 'acres',
    'higher', 57),
   ('6(f)(iii)', 'infiltration_in_buffer', 'error',
    'Infiltration features are not within the minimum buffer width of the wetland.',

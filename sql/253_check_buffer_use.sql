@@ -1,6 +1,11 @@
 -- 253_check_buffer_use: what may stand in a buffer (6(f)). Idempotent.
---   6(f)       impervious surface or structures of a permit inside any buffer, except
---              structures with a 6(f)(i) or 6(f)(ii) exception on record;
+--   6(f)       impervious surface, structures and stormwater BMPs other than infiltration
+--              features (wet ponds, biofiltration, pretreatment) of a permit inside any
+--              buffer, except structures with a 6(f)(i) or 6(f)(ii) exception on record.
+--              6(f)(iii) lets only "stormwater infiltration features" into a buffer; the
+--              rule itself tells infiltration from bio-filtration and wet ponds (5(c)(ii),
+--              (iii)), and a pond or basin is a below-ground structure excavated from the
+--              buffer (6(f), 6(g));
 --   6(f)(iii)  infiltration BMPs of a permit closer to the central wetland than the minimum
 --              buffer width (infiltration_min_offset_ft);
 --   6(f)(iv)   trails of a permit inside a buffer wider than trail_max_width_ft.
@@ -12,18 +17,30 @@ CREATE OR REPLACE FUNCTION checks.check_buffer_encroachment(p_plan_area_id integ
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH feature AS (
     SELECT ps.permit_id, ps.baseline_on, i.impervious_id AS feature_id,
-           i.condition || ' impervious surface' AS what, i.geom
+           i.condition || ' impervious surface' AS what, false AS is_bmp, i.geom
     FROM checks.permit_site ps
     JOIN core.impervious i ON i.permit_id = ps.permit_id AND i.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
       AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
     UNION ALL
-    SELECT ps.permit_id, ps.baseline_on, st.structure_id, st.kind || ' structure', st.geom
+    SELECT ps.permit_id, ps.baseline_on, st.structure_id, st.kind || ' structure', false,
+           st.geom
     FROM checks.permit_site ps
     JOIN core.structure st ON st.permit_id = ps.permit_id AND st.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
       AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
       AND coalesce(st.buffer_exception, 'none') = 'none'
+    UNION ALL  -- stormwater features 6(f)(iii) does not let into a buffer
+    SELECT ps.permit_id, ps.baseline_on, b.bmp_id,
+           format('%s BMP %s', CASE b.kind WHEN 'wet_pond' THEN 'stormwater pond (wet_pond)'
+                                          ELSE b.kind END,
+                  coalesce(b.source_fid::text, '#' || b.bmp_id)),
+           true, b.geom
+    FROM checks.permit_site ps
+    JOIN core.bmp b ON b.permit_id = ps.permit_id AND b.valid_to IS NULL
+    WHERE ps.plan_area_id = p_plan_area_id
+      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND b.kind <> 'infiltration'
   ), inside AS (
     SELECT f.*, ST_CollectionExtract(ST_Intersection(
              f.geom, checks.buffers_near(p_plan_area_id, f.geom)), 3) AS part,
@@ -34,16 +51,19 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          ok, round(core.acres(coalesce(i.part, 'POLYGON EMPTY'::geometry)), 4), 0::numeric,
          'acres',
          CASE WHEN ok THEN format('%s is outside every buffer', i.what)
-              ELSE format('%s covers %s ft2 (%s acres) of buffer', i.what,
+              ELSE format('%s covers %s ft2 (%s acres) of buffer%s', i.what,
                           round((ST_Area(i.part) / 0.09290304)::numeric),
-                          round(core.acres(i.part), 4)) END,
+                          round(core.acres(i.part), 4),
+                          CASE WHEN i.is_bmp
+                               THEN ': only infiltration features may lie in a buffer '
+                                    '(6(f)(iii))' ELSE '' END) END,
          CASE WHEN NOT ok THEN i.part END
   FROM inside i
   CROSS JOIN LATERAL (SELECT i.part IS NULL OR ST_Area(i.part) < i.tol_m2 AS ok) o
 $$;
 COMMENT ON FUNCTION checks.check_buffer_encroachment(integer, bigint) IS
-  '6(f): area of each impervious surface and structure (without a 6(f)(i)-(ii) exception) of a '
-  'permit inside a buffer.';
+  '6(f): area of each impervious surface, structure (without a 6(f)(i)-(ii) exception) and '
+  'stormwater BMP other than an infiltration feature of a permit inside a buffer.';
 
 CREATE OR REPLACE FUNCTION checks.check_infiltration_in_buffer(p_plan_area_id integer,
                                                                p_permit_id bigint DEFAULT NULL)

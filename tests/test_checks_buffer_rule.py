@@ -24,6 +24,7 @@ from checks_scenarios import (  # noqa: F401  (the fixtures)
     rect,
     rects,
     site_fixture,
+    sqft_to_acres,
 )
 
 FIVE_M_FT = 5 / FT  # 16.4042 ft
@@ -191,3 +192,47 @@ def test_a_public_land_agreement_on_private_land_is_no_declaration(site: Site) -
 def test_a_recorded_declaration_counts_on_any_land(site: Site) -> None:
     site.standard()
     assert _buffer_declaration(site)["passed"]
+
+
+# -- 6(f): stormwater features other than infiltration may not lie in a buffer ----------------
+def _bmp(site: Site, kind: str, box: tuple[float, float, float, float]) -> int:
+    sw = site.add("subwatershed", rect(0, -200, 300, 0), permit_id=site.permit_id,
+                  name=f"S-{kind}-{box[0]}")
+    return site.add("bmp", rect(*box), permit_id=site.permit_id, subwatershed_id=sw,
+                    kind=kind, volume_cuft=1000, roof_runoff_only=False)
+
+
+def test_a_wet_pond_in_the_buffer_is_an_encroachment(site: Site) -> None:
+    # Wet pond x 200..240, y -80..-40: its part inside the 60 ft buffer is y -60..-40,
+    # 40 x 20 = 800 ft2 = 0.018365 acres -> 0.0184; the polygon drawn is that part.
+    site.standard()
+    pond = _bmp(site, "wet_pond", (200, -80, 240, -40))
+    bad = only(site.evaluate("check_buffer_encroachment"), "buffer_encroachment")
+    assert bad["feature_id"] == pond and not bad["passed"]
+    assert bad["severity"] == "error" and bad["paragraph"] == "6(f)"
+    assert float(bad["measured_value"]) == pytest.approx(round(sqft_to_acres(800), 4))
+    assert bad["area_m2"] == pytest.approx(800 * FT * FT, rel=1e-6)
+    assert "stormwater pond" in bad["message"] and "800 ft2" in bad["message"]
+
+
+def test_biofiltration_in_the_buffer_is_an_encroachment_but_not_outside(site: Site) -> None:
+    # Biofiltration basin x 50..80, y -50..-30 (600 ft2, all inside the buffer) and a wet pond
+    # x 50..90, y -150..-100 (outside): one failure of 600 ft2 = 0.0138 acres, one pass.
+    site.standard()
+    bio = _bmp(site, "biofiltration", (50, -50, 80, -30))
+    _bmp(site, "wet_pond", (50, -150, 90, -100))
+    rows = site.evaluate("check_buffer_encroachment")
+    bad = only(rows, "buffer_encroachment", passed=False)
+    assert bad["feature_id"] == bio
+    assert float(bad["measured_value"]) == pytest.approx(round(sqft_to_acres(600), 4))
+    assert float(only(rows, "buffer_encroachment", passed=True)["measured_value"]) == 0
+
+
+def test_infiltration_in_the_outer_buffer_is_allowed(site: Site) -> None:
+    # 6(f)(iii): an infiltration basin 30..50 ft from the edge is in the buffer but beyond
+    # the inner 25 ft: no 6(f) evaluation, and 6(f)(iii) passes at 30 ft.
+    site.standard()
+    _bmp(site, "infiltration", (100, -50, 120, -30))
+    assert site.evaluate("check_buffer_encroachment") == []
+    ok = only(site.evaluate("check_infiltration_in_buffer"), "infiltration_in_buffer")
+    assert ok["passed"] and float(ok["measured_value"]) == 30.0
