@@ -15,7 +15,9 @@ from geoalchemy2 import Geometry
 from sqlalchemy.dialects.postgresql import JSONB
 
 SEVERITIES = ("error", "warning", "info")
-OUTCOMES = ("pass", "fail", "not_applicable")
+# not_evaluated (revision 0016): the check applies but an input it needs is missing (no land
+# cover over part of a subwatershed, no hydroperiod analysis): a finding, never a pass.
+OUTCOMES = ("pass", "fail", "not_evaluated", "not_applicable")
 WORSE = ("higher", "lower", "flag")
 _CHECK_KEY = ["checks.rule_check.paragraph", "checks.rule_check.check_code"]
 
@@ -185,14 +187,16 @@ def define(md: sa.MetaData, srid: int) -> None:
         sa.Column("paragraph", sa.Text, nullable=False, comment="Rule M paragraph."),
         sa.Column("check_code", sa.Text, nullable=False, comment="Short code of the check."),
         sa.Column("outcome", sa.Text, nullable=False,
-                  comment="pass, fail or not_applicable."),
+                  comment="pass, fail, not_evaluated (an input the check needs is missing) "
+                          "or not_applicable."),
         sa.Column("measured_value", sa.Numeric,
                   comment="The worst measured value of the permit for this check."),
         sa.Column("limit_value", sa.Numeric, comment="The limit that value was held against."),
         sa.Column("unit", sa.Text, comment="Unit."),
         sa.Column("evaluated_count", sa.Integer, nullable=False,
                   comment="Cases evaluated (features, parcels, subwatersheds ...)."),
-        sa.Column("finding_count", sa.Integer, nullable=False, comment="Cases that failed."),
+        sa.Column("finding_count", sa.Integer, nullable=False,
+                  comment="Cases that failed or could not be evaluated (findings)."),
         sa.Column("message", sa.Text, comment="The worst case, in one line."),
         sa.CheckConstraint(f"outcome IN ({_codes(OUTCOMES)})", name="outcome_code"),
         sa.ForeignKeyConstraint(["paragraph", "check_code"],
@@ -202,6 +206,6 @@ def define(md: sa.MetaData, srid: int) -> None:
                             name="uq_outcome_run_permit_check"),
         sa.Index("ix_outcome_permit", "permit_id", "run_id"),
         schema="checks",
-        comment="Outcome of every check for every permit of a run: pass, fail or not "
-                "applicable.",
+        comment="Outcome of every check for every permit of a run: pass, fail, not evaluated "
+                "or not applicable.",
     )

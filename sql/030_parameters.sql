@@ -34,8 +34,9 @@ BEGIN
     ('transect_spacing_ft',        5,      NULL, 'ft', '6(c)', 'Choice: spacing of buffer width transects.'),
     ('impervious_trigger_sqft',    10000,  NULL, 'ft2', '2(a)(ii)', 'New impervious surface needing a permit.'),
     ('bmp_design_storm_in',        2.8,    NULL, 'in', '5(c)(i)', '2-year, 24-hour storm.'),
-    ('pretreatment_max_share',     0.20,   NULL, 'ratio', '5(c)(ii)', 'Share of the A/B volume pretreatment may provide.'),
-    ('biofiltration_min_share',    0.20,   NULL, 'ratio', '5(c)(iii)', 'Share of the C/D volume biofiltration must provide.'),
+    ('pretreatment_max_share',     0.20,   NULL, 'ratio', '5(c)(ii)', 'Share of the volume required by 5(c)(i) pretreatment may provide (the base: stormwater_share_base).'),
+    ('biofiltration_min_share',    0.20,   NULL, 'ratio', '5(c)(iii)', 'Share of the volume required by 5(c)(i) biofiltration must provide (the base: stormwater_share_base).'),
+    ('stormwater_share_base',      NULL,   'whole_5ci_volume', NULL, '5(c)(ii)-(iii)', 'Choice: the base of the pretreatment and biofiltration shares. whole_5ci_volume: "the volume required by paragraph 5(c)(i)", the whole subwatershed volume V, as the rule words it; group_volume: V_AB for pretreatment, V_CD for biofiltration (the alternative reading).'),
     ('area_tolerance_m2',          1,      NULL, 'm2', '1', 'Slivers below this raise no finding.')
   ) AS v(name, num, txt, unit, ref, note)
   ON CONFLICT (plan_area_id, name, effective_on) DO NOTHING;
@@ -52,6 +53,10 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION core.seed_rule_m_parameters(integer) IS
   'Seeds the Rule M parameters (spec section 6) and the 5(d) table for a plan area; idempotent.';
+
+-- Plan areas made before a parameter was added to the defaults get it too (from the rule's
+-- adoption, like the others): no-op for the parameters they have.
+SELECT core.seed_rule_m_parameters(plan_area_id) FROM core.plan_area ORDER BY plan_area_id;
 
 CREATE OR REPLACE FUNCTION core.ensure_plan_area(p_code text, p_name text)
 RETURNS integer LANGUAGE plpgsql AS $$

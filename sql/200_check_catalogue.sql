@@ -58,11 +58,18 @@ VALUES
    'surface.',
    'Subwatersheds of a permit that subdivides, grades or creates impervious surface; fails at '
    'zero.', 'subwatersheds', 'lower', 30),
+  ('5(c)(i)', 'land_cover_coverage', 'error',
+   'The proposed land cover covers the tributary area of each subwatershed, so its runoff '
+   '(the volume required by 5(c)(i)) can be computed.',
+   'Acres of each subwatershed with no land cover of the permit (slivers under '
+   'area_tolerance_m2 do not count); its volume checks are then not evaluated.', 'acres',
+   'higher', 30),
   ('5(c)(ii)', 'infiltration_volume', 'error',
    'In A/B soils, infiltration (with at most pretreatment_max_share of it by pretreatment) '
    'retains the runoff of the design storm.',
-   'Infiltration volume plus pretreatment volume up to pretreatment_max_share x V_AB, against '
-   'V_AB (TR-55 runoff of the A/B pieces of the subwatershed).', 'ft3', 'lower', 31),
+   'Infiltration volume plus pretreatment volume up to pretreatment_max_share x the share base '
+   '(stormwater_share_base: V, or V_AB), against V_AB (TR-55 runoff of the A/B pieces of the '
+   'subwatershed).', 'ft3', 'lower', 31),
   ('5(c)(ii)', 'pretreatment', 'error',
    'Runoff from impervious surfaces other than rooftops is pretreated before infiltration.',
    'Pretreatment volume of a subwatershed with impervious cover and an infiltration BMP that '
@@ -74,7 +81,8 @@ VALUES
   ('5(c)(iii)', 'biofiltration_share', 'error',
    'Where infiltration is not suited, biofiltration provides at least biofiltration_min_share '
    'of the volume.',
-   'Biofiltration volume against biofiltration_min_share x V_CD.', 'ft3', 'lower', 34),
+   'Biofiltration volume against biofiltration_min_share x the share base '
+   '(stormwater_share_base: V, the volume required by 5(c)(i), or V_CD).', 'ft3', 'lower', 34),
   ('5(c)(iii)', 'cd_volume', 'error',
    'Where infiltration is not suited, biofiltration plus NURP wet ponds retain the runoff of '
    'the design storm.',
@@ -143,8 +151,8 @@ VALUES
    'recorded), against trail_max_width_ft.', 'ft', 'higher', 59),
   ('7(c)(i)', 'heritage_wetland_impact', 'error',
    'No wetland community of Natural Heritage rank heritage_threshold or better is disturbed.',
-   'Acres of each impact inside a heritage wetland community ranked heritage_threshold or '
-   'better.', 'acres', 'higher', 70),
+   'Acres of each disturbing feature (impact, structure, grading, wetland replacement) inside '
+   'a heritage wetland community ranked heritage_threshold or better.', 'acres', 'higher', 70),
   ('7(c)(ii)', 'heritage_upland_excavation', 'error',
    'Upland of Natural Heritage rank heritage_threshold or better is not excavated for '
    'replacement.',

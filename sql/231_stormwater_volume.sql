@@ -9,8 +9,37 @@
 -- pieces count as A/B when the subwatershed is flagged routable_to_ab (gravity-routed to
 -- on-site A/B soil), unless high groundwater or contamination rules infiltration out.
 -- Provided volumes are the BMPs' recorded volumes by kind; pretreatment counts toward the A/B
--- volume up to pretreatment_max_share of it. Volumes in ft3.
+-- volume up to pretreatment_max_share of the share base. Volumes in ft3.
+--
+-- The share base (5(c)(ii) and (iii): "20% of the volume required by paragraph 5(c)(i)") is
+-- the dated parameter stormwater_share_base as of the permit's baseline date:
+-- whole_5ci_volume (default, the rule's words) takes V for both shares; group_volume takes
+-- V_AB for the pretreatment cap and V_CD for the biofiltration minimum.
+--
+-- Subwatershed land with no land cover of the permit adds no runoff here, so V is only known
+-- when the land cover covers the subwatershed: uncovered (the polygon) and uncovered_m2 say
+-- what is missing, and the checks (232) do not evaluate the volumes of a subwatershed whose
+-- uncovered part reaches area_tolerance_m2.
 
+-- The share base in force on a date; refuses a value it does not know (a typo must not
+-- silently change what counts).
+CREATE OR REPLACE FUNCTION checks.stormwater_share_base(p_plan_area_id integer, p_on date)
+RETURNS text LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v text := core.param_text(p_plan_area_id, 'stormwater_share_base', p_on);
+BEGIN
+  IF v IS NULL OR v NOT IN ('whole_5ci_volume', 'group_volume') THEN
+    RAISE EXCEPTION 'parameter stormwater_share_base is %, not whole_5ci_volume or group_volume',
+      coalesce(v, 'NULL') USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  RETURN v;
+END $$;
+COMMENT ON FUNCTION checks.stormwater_share_base(integer, date) IS
+  'Base of the 5(c)(ii)-(iii) 20 % shares in force on a date: whole_5ci_volume (V) or '
+  'group_volume (V_AB, V_CD).';
+
+-- The result gained columns (share base, uncovered polygon): a new signature of the same name.
+DROP FUNCTION IF EXISTS checks.stormwater_volumes(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.stormwater_volumes(p_plan_area_id integer,
                                                      p_permit_id bigint DEFAULT NULL)
 RETURNS TABLE (
@@ -33,7 +62,13 @@ RETURNS TABLE (
   biofiltration_min_share numeric,
   has_impervious boolean,
   infiltration_needs_pretreatment boolean,
-  geom geometry
+  geom geometry,
+  share_base text,
+  pretreatment_cap_cuft numeric,
+  biofiltration_required_cuft numeric,
+  uncovered geometry,
+  uncovered_m2 double precision,
+  area_tolerance_m2 numeric
 )
 LANGUAGE sql STABLE SET jit = off AS $$
   WITH sw AS MATERIALIZED (
@@ -41,7 +76,9 @@ LANGUAGE sql STABLE SET jit = off AS $$
            coalesce(s.routable_to_ab, false) AS routable,
            core.param_num(p_plan_area_id, 'bmp_design_storm_in', ps.baseline_on) AS storm_in,
            core.param_num(p_plan_area_id, 'pretreatment_max_share', ps.baseline_on) AS pre_max,
-           core.param_num(p_plan_area_id, 'biofiltration_min_share', ps.baseline_on) AS bio_min
+           core.param_num(p_plan_area_id, 'biofiltration_min_share', ps.baseline_on) AS bio_min,
+           checks.stormwater_share_base(p_plan_area_id, ps.baseline_on) AS base,
+           core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2
     FROM checks.permit_site ps
     JOIN core.subwatershed s ON s.permit_id = ps.permit_id AND s.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
@@ -89,15 +126,27 @@ LANGUAGE sql STABLE SET jit = off AS $$
     FROM core.bmp b
     WHERE b.valid_to IS NULL AND b.subwatershed_id IN (SELECT sw.subwatershed_id FROM sw)
     GROUP BY b.subwatershed_id
+  ), uncovered AS (  -- the subwatershed less its land cover (NULL or empty: fully covered)
+    SELECT sw.subwatershed_id,
+           ST_CollectionExtract(coalesce(ST_Difference(sw.geom, (
+             SELECT ST_Union(c.geom) FROM cover c WHERE c.subwatershed_id = sw.subwatershed_id)),
+             sw.geom), 3) AS geom
+    FROM sw
+  ), share AS (
+    SELECT sw.subwatershed_id,
+           CASE sw.base WHEN 'whole_5ci_volume' THEN coalesce(v.v, 0)
+                WHEN 'group_volume' THEN coalesce(v.v_ab, 0) END AS pre_base,
+           -- the biofiltration minimum is a share of the whole-ft3 volume (as it always was)
+           CASE sw.base WHEN 'whole_5ci_volume' THEN round(coalesce(v.v, 0))
+                WHEN 'group_volume' THEN round(coalesce(v.v_cd, 0)) END AS bio_base
+    FROM sw LEFT JOIN volume v USING (subwatershed_id)
   )
   SELECT sw.permit_id, sw.subwatershed_id, sw.name, round(core.acres(sw.geom), 4),
-         round(core.acres(coalesce(ST_Difference(sw.geom, (
-           SELECT ST_Union(c.geom) FROM cover c WHERE c.subwatershed_id = sw.subwatershed_id)),
-           sw.geom)), 4),
+         round(core.acres(u.geom), 4),
          sw.storm_in,
          round(coalesce(v.v, 0)), round(coalesce(v.v_ab, 0)), round(coalesce(v.v_cd, 0)),
          coalesce(pr.inf, 0), coalesce(pr.pre, 0), coalesce(pr.bio, 0), coalesce(pr.wet, 0),
-         round(coalesce(pr.inf, 0) + least(coalesce(pr.pre, 0), sw.pre_max * coalesce(v.v_ab, 0))),
+         round(coalesce(pr.inf, 0) + least(coalesce(pr.pre, 0), sw.pre_max * sh.pre_base)),
          coalesce(pr.bio, 0) + coalesce(pr.wet, 0),
          sw.pre_max, sw.bio_min,
          EXISTS (SELECT 1 FROM cover c WHERE c.subwatershed_id = sw.subwatershed_id
@@ -109,14 +158,22 @@ LANGUAGE sql STABLE SET jit = off AS $$
                             >= core.param_num(p_plan_area_id, 'area_tolerance_m2',
                                               sw.baseline_on)),
          coalesce(pr.needs_pre, false),
-         sw.geom
+         sw.geom,
+         sw.base, round(sw.pre_max * sh.pre_base),
+         round(sw.bio_min * sh.bio_base),
+         CASE WHEN ST_Area(u.geom) >= sw.tol_m2 THEN ST_Multi(u.geom) END, ST_Area(u.geom),
+         sw.tol_m2
   FROM sw
+  JOIN uncovered u USING (subwatershed_id)
+  JOIN share sh USING (subwatershed_id)
   LEFT JOIN volume v USING (subwatershed_id)
   LEFT JOIN provided pr USING (subwatershed_id)
   ORDER BY sw.permit_id, sw.subwatershed_id
 $$;
 COMMENT ON FUNCTION checks.stormwater_volumes(integer, bigint) IS
   '5(c) per subwatershed: required volume V from TR-55 runoff per (land cover x soil) piece, '
-  'split into V_AB and V_CD, and the volume provided by BMP kind.';
+  'split into V_AB and V_CD, the volume provided by BMP kind, the base of the 20 % shares '
+  '(stormwater_share_base) and the part without land cover.';
 
-GRANT EXECUTE ON FUNCTION checks.stormwater_volumes(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.stormwater_share_base(integer, date),
+  checks.stormwater_volumes(integer, bigint) TO rulem_etl;

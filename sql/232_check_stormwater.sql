@@ -10,13 +10,25 @@
 --   5(c)(iii) biofiltration_share       V_CD > 0: biofiltration >= biofiltration_min_share x
 --                                        V_CD;
 --   5(c)(iii) cd_volume                 V_CD > 0: biofiltration + wet ponds >= V_CD.
--- Volumes compare in whole cubic feet.
+--   5(c)(i)   land_cover_coverage       the permit's land cover covers each subwatershed
+--                                        (the uncovered acres and polygon; slivers under
+--                                        area_tolerance_m2 do not count).
+-- Volumes compare in whole cubic feet. The 20 % shares are of the share base of 231
+-- (stormwater_share_base: V by default, V_AB / V_CD in the alternative reading).
+--
+-- Land without land cover is not land without runoff: V, V_AB and V_CD of a subwatershed
+-- with an uncovered part are unknown, so its three volume checks (infiltration_volume,
+-- biofiltration_share, cd_volume) are not evaluated (passed NULL, sql/280), each an error
+-- finding that names the uncovered acres; land_cover_coverage fails with them.
 
 CREATE OR REPLACE FUNCTION checks.check_stormwater(p_plan_area_id integer,
                                                    p_permit_id bigint DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
-  WITH v AS MATERIALIZED (
-    SELECT * FROM checks.stormwater_volumes(p_plan_area_id, p_permit_id)
+  WITH sv AS MATERIALIZED (
+    SELECT x.*, x.uncovered IS NOT NULL AS incomplete
+    FROM checks.stormwater_volumes(p_plan_area_id, p_permit_id) x
+  ), v AS (  -- the subwatersheds whose volumes are known
+    SELECT * FROM sv WHERE NOT sv.incomplete
   ), active AS (
     SELECT ps.permit_id,
            ps.involves_subdivision
@@ -52,15 +64,17 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          format('%s: %s ft3 of pretreatment ahead of infiltration that takes runoff from '
                 'impervious surface other than rooftops', v.name, v.pretreatment_cuft),
          CASE WHEN v.pretreatment_cuft <= 0 THEN v.geom END
-  FROM v WHERE v.has_impervious AND v.infiltration_needs_pretreatment
+  FROM sv v WHERE v.has_impervious AND v.infiltration_needs_pretreatment  -- needs no volume
   UNION ALL
   SELECT '5(c)(iii)', 'biofiltration_share', 'error', v.permit_id, NULL, v.subwatershed_id,
          v.biofiltration_cuft >= r.share_cuft, v.biofiltration_cuft, r.share_cuft, 'ft3',
-         format('%s: biofiltration %s ft3 = %s%% of V_CD %s ft3 (at least %s%%)', v.name,
-                v.biofiltration_cuft, round(100 * v.biofiltration_cuft / v.v_cd_cuft, 1),
-                v.v_cd_cuft, round(100 * v.biofiltration_min_share)),
+         format('%s: biofiltration %s ft3, at least %s%% of %s = %s ft3', v.name,
+                v.biofiltration_cuft, round(100 * v.biofiltration_min_share),
+                CASE v.share_base WHEN 'group_volume' THEN format('V_CD %s ft3', v.v_cd_cuft)
+                     ELSE format('the 5(c)(i) volume V %s ft3', v.v_cuft) END,
+                r.share_cuft),
          CASE WHEN v.biofiltration_cuft < r.share_cuft THEN v.geom END
-  FROM v CROSS JOIN LATERAL (SELECT round(v.biofiltration_min_share * v.v_cd_cuft) AS share_cuft) r
+  FROM v CROSS JOIN LATERAL (SELECT v.biofiltration_required_cuft AS share_cuft) r
   WHERE v.v_cd_cuft > 0
   UNION ALL
   SELECT '5(c)(iii)', 'cd_volume', 'error', v.permit_id, NULL, v.subwatershed_id,
@@ -69,10 +83,34 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                 v.biofiltration_cuft, v.wet_pond_cuft, v.cd_provided_cuft, v.v_cd_cuft),
          CASE WHEN v.cd_provided_cuft < v.v_cd_cuft THEN v.geom END
   FROM v WHERE v.v_cd_cuft > 0
+  UNION ALL
+  SELECT '5(c)(i)', 'land_cover_coverage', 'error', x.permit_id, NULL, x.subwatershed_id,
+         NOT x.incomplete, CASE WHEN x.incomplete THEN x.uncovered_acres ELSE 0 END,
+         0::numeric, 'acres',
+         CASE WHEN x.incomplete
+              THEN format('%s: %s acres of the subwatershed have no land cover, so its runoff '
+                          '(5(c)(i)) cannot be computed', x.name, x.uncovered_acres)
+              ELSE format('%s: land cover covers the subwatershed', x.name) END,
+         x.uncovered
+  FROM sv x
+  UNION ALL  -- the volume checks of a subwatershed whose volume is unknown: not evaluated
+  SELECT k.paragraph, k.code, 'error', x.permit_id, NULL, x.subwatershed_id, NULL::boolean,
+         CASE k.code WHEN 'infiltration_volume' THEN x.ab_provided_cuft
+                     WHEN 'biofiltration_share' THEN x.biofiltration_cuft
+                     ELSE x.cd_provided_cuft END,
+         NULL::numeric, 'ft3',
+         format('not evaluated: %s acres of %s have no land cover, so the volume required by '
+                '5(c)(i) is unknown (land cover missing)', x.uncovered_acres, x.name),
+         x.uncovered
+  FROM sv x
+  CROSS JOIN (VALUES ('5(c)(ii)', 'infiltration_volume'), ('5(c)(iii)', 'biofiltration_share'),
+                     ('5(c)(iii)', 'cd_volume')) k (paragraph, code)
+  WHERE x.incomplete
 $$;
 COMMENT ON FUNCTION checks.check_stormwater(integer, bigint) IS
-  '5(c): subwatersheds on record, and per subwatershed the A/B infiltration volume, '
-  'pretreatment, C/D biofiltration share and C/D volume.';
+  '5(c): subwatersheds on record, and per subwatershed its land cover coverage, the A/B '
+  'infiltration volume, pretreatment, C/D biofiltration share and C/D volume (not evaluated '
+  'where land cover is missing).';
 
 CREATE OR REPLACE FUNCTION checks.check_infiltration_soils(p_plan_area_id integer,
                                                            p_permit_id bigint DEFAULT NULL)

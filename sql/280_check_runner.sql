@@ -1,6 +1,11 @@
 -- 280_check_runner: run every check of a plan area (or one permit) and record the run: the
 -- failures as findings, and one outcome per permit in scope and catalogue check (pass, fail,
--- not_applicable) with the worst measured value. Idempotent.
+-- not_evaluated, not_applicable) with the worst measured value. Idempotent.
+--
+-- An evaluation with passed NULL is a case the check could not evaluate: an input it needs
+-- is missing (its message says which). It is a finding of severity error whatever the check's
+-- severity, and never counts as a pass: the outcome is fail when some case failed, else
+-- not_evaluated when some case could not be evaluated, else pass.
 
 -- Every evaluation of every check. A new check is one more line here and rows in the
 -- catalogue (200_check_catalogue).
@@ -98,22 +103,26 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
     INSERT INTO checks.finding (run_id, plan_area_id, paragraph, check_code, severity,
                                 permit_id, parcel_id, feature_id, measured_value, limit_value,
                                 unit, message, geom)
-    SELECT p_run_id, p_plan_area_id, ev.paragraph, ev.check_code, ev.severity, ev.permit_id,
+    SELECT p_run_id, p_plan_area_id, ev.paragraph, ev.check_code,
+           CASE WHEN ev.passed IS NULL THEN 'error' ELSE ev.severity END, ev.permit_id,
            ev.parcel_id, ev.feature_id, ev.measured_value, ev.limit_value, ev.unit, ev.message,
            ev.geom
-    FROM ev WHERE NOT ev.passed
+    FROM ev WHERE ev.passed IS NOT TRUE  -- failed, or not evaluated
   ), scope AS (
     SELECT ps.permit_id FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id
       AND (p_permit_ids IS NULL OR ps.permit_id = ANY (p_permit_ids))
   ), ranked AS (
-    -- the worst evaluation of each permit and check: a failure first, then by the measure
+    -- the worst evaluation of each permit and check: a failure first, then a case not
+    -- evaluated, then by the measure
     SELECT DISTINCT ON (ev.permit_id, ev.paragraph, ev.check_code) ev.*,
-           count(*) OVER w AS n, count(*) FILTER (WHERE NOT ev.passed) OVER w AS n_fail
+           count(*) OVER w AS n, count(*) FILTER (WHERE NOT ev.passed) OVER w AS n_fail,
+           count(*) FILTER (WHERE ev.passed IS NULL) OVER w AS n_unknown
     FROM ev JOIN checks.rule_check c USING (paragraph, check_code)
     WHERE ev.permit_id IS NOT NULL
     WINDOW w AS (PARTITION BY ev.permit_id, ev.paragraph, ev.check_code)
-    ORDER BY ev.permit_id, ev.paragraph, ev.check_code, ev.passed,
+    ORDER BY ev.permit_id, ev.paragraph, ev.check_code,
+             CASE WHEN NOT ev.passed THEN 0 WHEN ev.passed IS NULL THEN 1 ELSE 2 END,
              CASE c.worse WHEN 'higher' THEN -ev.measured_value
                           WHEN 'lower' THEN ev.measured_value END NULLS FIRST
   )
@@ -122,9 +131,9 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
                               finding_count, message)
   SELECT p_run_id, p_plan_area_id, s.permit_id, c.paragraph, c.check_code,
          CASE WHEN r.n IS NULL THEN 'not_applicable' WHEN r.n_fail > 0 THEN 'fail'
-              ELSE 'pass' END,
+              WHEN r.n_unknown > 0 THEN 'not_evaluated' ELSE 'pass' END,
          r.measured_value, r.limit_value, coalesce(r.unit, c.unit), coalesce(r.n, 0),
-         coalesce(r.n_fail, 0), r.message
+         coalesce(r.n_fail + r.n_unknown, 0), r.message
   FROM scope s CROSS JOIN checks.rule_check c
   LEFT JOIN ranked r ON r.permit_id = s.permit_id AND r.paragraph = c.paragraph
                     AND r.check_code = c.check_code;

@@ -1,7 +1,7 @@
 -- 290_pub_checks: the published views of the rule checks (spec section 8). Idempotent.
 --   pub.finding            current findings (each permit's latest run), with geometry;
---   pub.permit_compliance  one row per permit and check of its latest run: pass, fail or
---                          not_applicable, worst measured value and limit;
+--   pub.permit_compliance  one row per permit and check of its latest run: pass, fail,
+--                          not_evaluated or not_applicable, worst measured value and limit;
 --   pub.buffer_transect    6(c) transects as lines with their widths, computed from the
 --                          current layers when read;
 --   pub.stormwater_volume  5(c) volumes per subwatershed, computed from the current layers
@@ -49,7 +49,8 @@ COMMENT ON COLUMN pub.finding.parcel_pin IS 'PIN of that parcel as delivered.';
 COMMENT ON COLUMN pub.finding.paragraph IS 'Rule M paragraph, e.g. 6(c).';
 COMMENT ON COLUMN pub.finding.check_code IS 'Short code of the check, e.g. buffer_min_width.';
 COMMENT ON COLUMN pub.finding.sort_order IS 'Order of the check (the rule''s order).';
-COMMENT ON COLUMN pub.finding.severity IS 'error, warning or info.';
+COMMENT ON COLUMN pub.finding.severity IS
+  'error, warning or info; a case that could not be evaluated (a missing input) is an error.';
 COMMENT ON COLUMN pub.finding.title IS 'What the rule requires.';
 COMMENT ON COLUMN pub.finding.measured_value IS 'Measured value (see unit).';
 COMMENT ON COLUMN pub.finding.limit_value IS 'The rule''s limit for it.';
@@ -76,8 +77,8 @@ WHERE o.run_id = (
     AND (r2.permit_id IS NULL OR r2.permit_id = o.permit_id));
 
 COMMENT ON VIEW pub.permit_compliance IS
-  'One row per permit and Rule M check of the permit''s latest check run: pass, fail or '
-  'not_applicable, with the worst measured value and its limit.';
+  'One row per permit and Rule M check of the permit''s latest check run: pass, fail, '
+  'not_evaluated or not_applicable, with the worst measured value and its limit.';
 COMMENT ON COLUMN pub.permit_compliance.plan_area_id IS 'Plan area.';
 COMMENT ON COLUMN pub.permit_compliance.permit_id IS 'Permit.';
 COMMENT ON COLUMN pub.permit_compliance.permit_no IS 'Permit number.';
@@ -87,14 +88,17 @@ COMMENT ON COLUMN pub.permit_compliance.sort_order IS 'Order of the check (the r
 COMMENT ON COLUMN pub.permit_compliance.title IS 'What the rule requires.';
 COMMENT ON COLUMN pub.permit_compliance.severity IS 'Severity of a failure of this check.';
 COMMENT ON COLUMN pub.permit_compliance.outcome IS
-  'pass, fail, or not_applicable (nothing of the permit to check).';
+  'pass; fail (some case failed); not_evaluated (no case failed, but an input the check needs '
+  'is missing, e.g. land cover or the hydroperiod analysis: an error finding says which); or '
+  'not_applicable (nothing of the permit to check).';
 COMMENT ON COLUMN pub.permit_compliance.measured_value IS
   'Worst measured value among the permit''s cases (a failing one when it fails).';
 COMMENT ON COLUMN pub.permit_compliance.limit_value IS 'Limit that value was held against.';
 COMMENT ON COLUMN pub.permit_compliance.unit IS 'Unit of the measured value and the limit.';
 COMMENT ON COLUMN pub.permit_compliance.evaluated_count IS
   'Cases evaluated (features, parcels, subwatersheds, transect sets ...).';
-COMMENT ON COLUMN pub.permit_compliance.finding_count IS 'Cases that failed (findings).';
+COMMENT ON COLUMN pub.permit_compliance.finding_count IS
+  'Cases that failed or could not be evaluated (findings).';
 COMMENT ON COLUMN pub.permit_compliance.message IS 'The worst case, in one line.';
 COMMENT ON COLUMN pub.permit_compliance.run_id IS 'Check run.';
 COMMENT ON COLUMN pub.permit_compliance.checked_at IS 'When that run finished.';
@@ -167,12 +171,14 @@ BEGIN
            v.uncovered_acres, v.design_storm_in, v.v_cuft, v.v_ab_cuft, v.v_cd_cuft,
            v.infiltration_cuft, v.pretreatment_cuft, v.biofiltration_cuft, v.wet_pond_cuft,
            v.ab_provided_cuft, v.cd_provided_cuft,
-           round(v.biofiltration_min_share * v.v_cd_cuft) AS biofiltration_required_cuft,
-           CASE WHEN v.ab_provided_cuft >= v.v_ab_cuft
-                 AND v.biofiltration_cuft >= round(v.biofiltration_min_share * v.v_cd_cuft)
+           CASE WHEN v.v_cd_cuft > 0 THEN v.biofiltration_required_cuft ELSE 0 END
+             AS biofiltration_required_cuft,
+           CASE WHEN v.has_impervious AND v.infiltration_needs_pretreatment
+                     AND v.pretreatment_cuft <= 0 THEN 'fail'
+                WHEN v.uncovered IS NOT NULL THEN 'not_evaluated'
+                WHEN v.ab_provided_cuft >= v.v_ab_cuft
+                 AND (v.v_cd_cuft = 0 OR v.biofiltration_cuft >= v.biofiltration_required_cuft)
                  AND v.cd_provided_cuft >= v.v_cd_cuft
-                 AND NOT (v.has_impervious AND v.infiltration_needs_pretreatment
-                          AND v.pretreatment_cuft <= 0)
                 THEN 'pass' ELSE 'fail' END AS outcome,
            v.geom::geometry(MultiPolygon, %1$s) AS geom
     FROM checks.published_stormwater() AS v(
@@ -181,7 +187,9 @@ BEGIN
       v_ab_cuft numeric, v_cd_cuft numeric, infiltration_cuft numeric, pretreatment_cuft numeric,
       biofiltration_cuft numeric, wet_pond_cuft numeric, ab_provided_cuft numeric,
       cd_provided_cuft numeric, pretreatment_max_share numeric, biofiltration_min_share numeric,
-      has_impervious boolean, infiltration_needs_pretreatment boolean, geom geometry)
+      has_impervious boolean, infiltration_needs_pretreatment boolean, geom geometry,
+      share_base text, pretreatment_cap_cuft numeric, biofiltration_required_cuft numeric,
+      uncovered geometry, uncovered_m2 double precision, area_tolerance_m2 numeric)
     LEFT JOIN core.permit p ON p.permit_id = v.permit_id AND p.valid_to IS NULL
   $v$, ops.working_srid());
 END $$;
@@ -196,7 +204,8 @@ COMMENT ON COLUMN pub.stormwater_volume.permit_no IS 'Permit number.';
 COMMENT ON COLUMN pub.stormwater_volume.name IS 'Subwatershed name.';
 COMMENT ON COLUMN pub.stormwater_volume.area_acres IS 'Area of the subwatershed, acres.';
 COMMENT ON COLUMN pub.stormwater_volume.uncovered_acres IS
-  'Acres of the subwatershed with no land cover of the permit (they add no runoff).';
+  'Acres of the subwatershed with no land cover of the permit: their runoff is unknown, so '
+  'from area_tolerance_m2 on the volumes are not evaluated (outcome not_evaluated).';
 COMMENT ON COLUMN pub.stormwater_volume.design_storm_in IS
   'Design storm (bmp_design_storm_in, 2-year 24-hour), inches.';
 COMMENT ON COLUMN pub.stormwater_volume.v_cuft IS
@@ -212,14 +221,17 @@ COMMENT ON COLUMN pub.stormwater_volume.biofiltration_cuft IS 'Biofiltration BMP
 COMMENT ON COLUMN pub.stormwater_volume.wet_pond_cuft IS 'Wet pond volume, ft3.';
 COMMENT ON COLUMN pub.stormwater_volume.ab_provided_cuft IS
   'Volume counted against V_AB: infiltration + pretreatment up to pretreatment_max_share x '
-  'V_AB, ft3.';
+  'the share base (parameter stormwater_share_base: V, the volume required by 5(c)(i), by '
+  'default; V_AB in the alternative reading), ft3.';
 COMMENT ON COLUMN pub.stormwater_volume.cd_provided_cuft IS
   'Volume counted against V_CD: biofiltration + wet pond, ft3.';
 COMMENT ON COLUMN pub.stormwater_volume.biofiltration_required_cuft IS
-  'Biofiltration required: biofiltration_min_share x V_CD, ft3.';
+  'Biofiltration required where V_CD > 0: biofiltration_min_share x the share base '
+  '(stormwater_share_base: V by default, V_CD in the alternative reading), ft3.';
 COMMENT ON COLUMN pub.stormwater_volume.outcome IS
-  'pass when A/B volume, C/D volume, biofiltration share and pretreatment all hold, else fail '
-  '(BMP soils are checked per BMP in pub.finding).';
+  'pass when A/B volume, C/D volume, biofiltration share and pretreatment all hold; fail when '
+  'one does not; not_evaluated when land cover is missing over part of the subwatershed (and '
+  'pretreatment holds) (BMP soils are checked per BMP in pub.finding).';
 COMMENT ON COLUMN pub.stormwater_volume.geom IS 'Subwatershed polygon.';
 
 REVOKE ALL ON FUNCTION checks.published_transects(), checks.published_stormwater() FROM PUBLIC;
