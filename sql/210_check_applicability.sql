@@ -43,9 +43,15 @@ COMMENT ON FUNCTION checks.applicability_triggers(integer, date, geometry, geome
   'alters runoff: wetland acres, impervious ft2, grading in the plan area, with the trigger '
   'and tolerance in force.';
 
-CREATE OR REPLACE FUNCTION checks.check_applicability(p_plan_area_id integer,
-                                                      p_permit_id bigint DEFAULT NULL)
-RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
+-- The 2(a) measures of each permit in scope (or one): the three triggers as 0/1 and whether
+-- a Rule M permit is required. check_applicability reports them; the 5(d) check (sql/235)
+-- asks whether the work is "subject to this Rule".
+CREATE OR REPLACE FUNCTION checks.applicability(p_plan_area_id integer,
+                                                p_permit_id bigint DEFAULT NULL)
+RETURNS TABLE (permit_id bigint, wetland_acres numeric, impervious_sqft numeric,
+               grading boolean, trigger_sqft numeric, i integer, ii integer, iii integer,
+               required boolean)
+LANGUAGE sql STABLE SET jit = off AS $$
   WITH permit AS (
     SELECT ps.permit_id, ps.baseline_on,
            (SELECT ST_Union(i.geom) FROM core.impact i
@@ -68,6 +74,17 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     CROSS JOIN LATERAL checks.applicability_triggers(
       p_plan_area_id, p.baseline_on, p.impacts, p.impervious, p.grading) t
   )
+  SELECT m.permit_id, m.wetland_acres, m.impervious_sqft, m.grading, m.trigger_sqft,
+         m.i, m.ii, m.iii, m.i + m.ii + m.iii >= 1
+  FROM measured m
+$$;
+COMMENT ON FUNCTION checks.applicability(integer, bigint) IS
+  '2(a) per permit: the three triggers (0/1) with their measures, and whether a Rule M '
+  'permit is required (at least one trigger).';
+
+CREATE OR REPLACE FUNCTION checks.check_applicability(p_plan_area_id integer,
+                                                      p_permit_id bigint DEFAULT NULL)
+RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   SELECT '2(a)', 'applicability', 'warning', m.permit_id, NULL::bigint, NULL::bigint,
          m.i + m.ii + m.iii >= 1, (m.i + m.ii + m.iii)::numeric, 1::numeric, 'triggers',
          CASE WHEN m.i + m.ii + m.iii >= 1 THEN 'Rule M permit required: ' ELSE
@@ -78,7 +95,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                    CASE WHEN m.grading THEN 'grading alters runoff into a CWMP wetland'
                         ELSE 'no grading altering runoff into a CWMP wetland' END),
          NULL::geometry
-  FROM measured m
+  FROM checks.applicability(p_plan_area_id, p_permit_id) m
 $$;
 COMMENT ON FUNCTION checks.check_applicability(integer, bigint) IS
   '2(a): the triggers each permit meets; a permit meeting none does not need a Rule M permit.';
@@ -181,7 +198,8 @@ COMMENT ON FUNCTION pub.screen_footprint(text, geometry, geometry, boolean, date
 
 GRANT EXECUTE ON FUNCTION
   checks.applicability_triggers(integer, date, geometry, geometry, geometry),
-  checks.check_applicability(integer, bigint) TO rulem_etl;
+  checks.applicability(integer, bigint), checks.check_applicability(integer, bigint)
+  TO rulem_etl;
 REVOKE ALL ON FUNCTION pub.screen_footprint(text, geometry, geometry, boolean, date)
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pub.screen_footprint(text, geometry, geometry, boolean, date)

@@ -6,6 +6,16 @@
 -- wetland without a class cannot be checked: a warning on bounce, and inundation is not
 -- evaluated. The modelled figures are the permit's own (the rule's equal-share assumption for
 -- several parcels draining to one wetland belongs to the model that produced them).
+--
+-- Analysis missing: 5(d) applies to "subdivision, grading or the creation of impervious
+-- surface subject to this Rule" (section 5's opening). So a permit needs the analysis when
+-- (a) 2(a) says it needs a Rule M permit (at least one trigger, checks.applicability in
+-- sql/210: the work is subject to the Rule) and (b) it subdivides, grades (any grading of the
+-- permit) or proposes impervious surface (the activities of section 5, as for 5(c)). A permit
+-- that meets both and has no current hydroperiod record cannot be checked: bounce and
+-- inundation are not evaluated (passed NULL: an error finding each, sql/280), never "not
+-- applicable". Fill, excavation or drainage alone is section 7's, not section 5's; a permit
+-- with no 2(a) trigger is not subject to the Rule (2(a) warns about it).
 
 CREATE OR REPLACE FUNCTION checks.check_hydroperiod(p_plan_area_id integer,
                                                     p_permit_id bigint DEFAULT NULL)
@@ -46,9 +56,44 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                 '(limit +%s days)', h.inundation, h.class, h.days_max),
          CASE WHEN h.inundation > h.days_max THEN h.geom END
   FROM h WHERE h.class IS NOT NULL
+  UNION ALL  -- the analysis the permit needs and does not have
+  SELECT '5(d)', k.code, 'error', m.permit_id, NULL, NULL, NULL::boolean, NULL::numeric,
+         NULL::numeric, k.unit,
+         format('not evaluated: analysis missing: the permit %s and needs a Rule M permit '
+                '(2(a)%s), but no 5(d) hydroperiod record (10-year %s of the receiving '
+                'wetland, existing and proposed) is on record', m.activity, m.triggers, k.what),
+         NULL::geometry
+  FROM (
+    SELECT ps.permit_id,
+           array_to_string(ARRAY[
+             CASE WHEN ps.involves_subdivision THEN 'subdivides' END,
+             CASE WHEN EXISTS (SELECT 1 FROM core.grading g
+                               WHERE g.valid_to IS NULL AND g.permit_id = ps.permit_id)
+                  THEN 'grades' END,
+             CASE WHEN EXISTS (SELECT 1 FROM core.impervious i
+                               WHERE i.valid_to IS NULL AND i.permit_id = ps.permit_id
+                                 AND i.condition = 'proposed')
+                  THEN 'creates impervious surface' END], ', ') AS activity
+    FROM checks.permit_site ps
+    WHERE ps.plan_area_id = p_plan_area_id
+      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND NOT EXISTS (SELECT 1 FROM core.hydroperiod h
+                      WHERE h.valid_to IS NULL AND h.permit_id = ps.permit_id)
+  ) c
+  CROSS JOIN LATERAL (  -- 2(a), only for the permits without a record
+    SELECT c.permit_id, c.activity,
+           concat_ws(', ', CASE WHEN a.i = 1 THEN '(i)' END, CASE WHEN a.ii = 1 THEN '(ii)' END,
+                     CASE WHEN a.iii = 1 THEN '(iii)' END) AS triggers
+    FROM checks.applicability(p_plan_area_id, c.permit_id) a
+    WHERE a.required
+  ) m
+  CROSS JOIN (VALUES ('bounce', 'ft', 'bounce'), ('inundation', 'days', 'inundation period'))
+    k (code, unit, what)
+  WHERE c.activity <> ''
 $$;
 COMMENT ON FUNCTION checks.check_hydroperiod(integer, bigint) IS
   '5(d): increase of the 10-year bounce and inundation period against the receiving '
-  'wetland''s susceptibility class.';
+  'wetland''s susceptibility class; not evaluated when a permit subject to the Rule that '
+  'subdivides, grades or creates impervious surface has no hydroperiod record.';
 
 GRANT EXECUTE ON FUNCTION checks.check_hydroperiod(integer, bigint) TO rulem_etl;
