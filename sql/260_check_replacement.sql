@@ -2,7 +2,9 @@
 -- (7(c)). Idempotent. Ranks compare through core.heritage_rank (1 = A, best); "heritage_threshold
 -- or better" is ordinal <= the threshold's ordinal. Each impact or replacement feature is one
 -- evaluation; parts under area_tolerance_m2 pass.
---   7(c)(i)   heritage_wetland_impact      impact inside a heritage wetland community;
+--   7(c)(i)   heritage_wetland_impact      any disturbance of a heritage wetland community:
+--                                          each impact, structure, grading and wetland
+--                                          replacement (excavation) inside one;
 --   7(c)(ii)  heritage_upland_excavation   wetland replacement inside heritage upland;
 --   7(c)      replacement_outside_plan_area  any replacement feature outside the CWMP area;
 --   7(c)      replacement_outside_figure5    wetland replacement outside every Figure 5 area
@@ -31,13 +33,24 @@ CREATE OR REPLACE FUNCTION checks.check_replacement(p_plan_area_id integer,
                                                     p_permit_id bigint DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH plan AS MATERIALIZED (SELECT checks.plan_boundary(p_plan_area_id) AS geom),
-  impact AS (
-    SELECT ps.permit_id, i.impact_id, i.kind, i.geom,
+  -- 7(c)(i) "No wetland plant community of Natural Heritage Rank B/C or higher ... may be
+  -- disturbed": every feature of the permit that disturbs ground counts, not impacts only
+  disturbing AS (
+    SELECT i.permit_id, i.impact_id AS feature_id, i.kind || ' impact' AS kind, i.geom
+    FROM core.impact i WHERE i.valid_to IS NULL AND i.plan_area_id = p_plan_area_id
+    UNION ALL
+    SELECT s.permit_id, s.structure_id, coalesce(s.kind, 'other') || ' structure', s.geom
+    FROM core.structure s WHERE s.valid_to IS NULL AND s.plan_area_id = p_plan_area_id
+    UNION ALL
+    SELECT g.permit_id, g.grading_id, 'grading', g.geom
+    FROM core.grading g WHERE g.valid_to IS NULL AND g.plan_area_id = p_plan_area_id
+  ), impact AS (
+    SELECT ps.permit_id, d.feature_id AS impact_id, d.kind, d.geom,
            core.param_text(p_plan_area_id, 'heritage_threshold', ps.baseline_on) AS threshold,
            core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2,
-           checks.heritage_ranked(p_plan_area_id, ps.baseline_on, 'wetland', i.geom) AS heritage
+           checks.heritage_ranked(p_plan_area_id, ps.baseline_on, 'wetland', d.geom) AS heritage
     FROM checks.permit_site ps
-    JOIN core.impact i ON i.permit_id = ps.permit_id AND i.valid_to IS NULL
+    JOIN disturbing d ON d.permit_id = ps.permit_id
     WHERE ps.plan_area_id = p_plan_area_id
       AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
   ), repl AS (
@@ -51,8 +64,15 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
       AND (ps.permit_id IS NOT NULL OR (r.permit_id IS NULL AND p_permit_id IS NULL))
       AND (p_permit_id IS NULL OR r.permit_id = p_permit_id)
   ), heritage_impact AS (
-    SELECT i.*, ledger.meet(i.geom, i.heritage) AS part  -- NULL: none (sql/100)
+    SELECT i.permit_id, i.impact_id, i.kind, i.threshold, i.tol_m2,
+           ledger.meet(i.geom, i.heritage) AS part  -- NULL: none (sql/100)
     FROM impact i
+    UNION ALL  -- wetland replacement is excavation: a disturbance too (District projects too)
+    SELECT r.permit_id, r.replacement_id, 'wetland replacement (excavation)', r.threshold,
+           r.tol_m2,
+           ledger.meet(r.geom, checks.heritage_ranked(p_plan_area_id, r.on_date, 'wetland',
+                                                      r.geom))
+    FROM repl r WHERE r.component = 'wetland'
   ), heritage_upland AS (
     SELECT r.*, ledger.meet(r.geom, checks.heritage_ranked(
              p_plan_area_id, r.on_date, 'upland', r.geom)) AS part
@@ -131,7 +151,8 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                              coalesce(ST_Area(t.part), 0) < t.tol_m2 AS ok) a
 $$;
 COMMENT ON FUNCTION checks.check_replacement(integer, bigint) IS
-  '7(c): impacts on ranked heritage wetland, replacement in ranked heritage upland, outside '
+  '7(c): impacts, structures, grading and replacement excavation in ranked heritage wetland, '
+  'replacement in ranked heritage upland, outside '
   'the CWMP area, outside Figure 5 areas or of another type than Figure 5 plans there.';
 
 GRANT EXECUTE ON FUNCTION checks.heritage_ranked(integer, date, text, geometry),
