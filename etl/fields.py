@@ -19,6 +19,7 @@ Eggers & Reed spell them.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import tomllib
@@ -50,6 +51,22 @@ ALIASES: dict[tuple[str, str], tuple[str, ...]] = {
     ("delineation", "delineation_no"): ("DELINEATION", "DELINEATION_NUMBER", "DELIN_NO"),
     ("heritage_area", "rank"): ("NH_RANK", "HERITAGE_RANK", "NHRANK", "RANK"),
 }
+# Names a field often has for a column that recognition does not take on its own (too loose to
+# map unasked: `approved_on` is a delineation's own column), but close enough to suggest when
+# the column is not delivered: (layer, column) -> names, compared like ALIASES.
+LIKELY: dict[tuple[str, str], tuple[str, ...]] = {
+    ("permit", "decided_on"): ("DECISION_DATE", "DECISION", "DECIDED", "DECIDED_DATE",
+                               "DATE_DECIDED", "DECISION_ON", "APPROVAL_DATE", "APPROVED_ON",
+                               "APPROVED", "APPROVED_DATE", "DATE_APPROVED", "ISSUED",
+                               "ISSUED_ON", "ISSUE_DATE", "DATE_ISSUED"),
+    ("permit", "applied_on"): ("APPLICATION_DATE", "APPLIED", "APPLIED_DATE", "DATE_APPLIED",
+                               "RECEIVED", "RECEIVED_ON", "DATE_RECEIVED"),
+    ("permit", "expires_on"): ("EXPIRATION_DATE", "EXPIRATION", "EXPIRY_DATE", "EXPIRY",
+                               "EXPIRES", "EXPIRE_DATE", "DATE_EXPIRES"),
+    ("permit", "baseline_on"): ("BASELINE_DATE", "BASELINE"),
+    ("permit", "tep_on"): ("TEP_DATE", "TEP_FINDINGS_DATE", "TEP_FINDING_DATE"),
+}
+LIKELY_CUTOFF = 0.85  # difflib ratio of normalised names above which a name is suggested
 KEY_FIELDS = ("feature_key",)  # the demo convention for a feature's key in its layer
 
 # Eggers & Reed (1997/2015) wetland plant communities, spelled as they spell them.
@@ -258,3 +275,74 @@ def layer_of(name: str) -> Layer:
         return BY_NAME[name]
     except KeyError:
         raise refuse(name, f"unknown layer {name!r}; layers are {', '.join(BY_NAME)}") from None
+
+
+def _date_stem(name: str) -> str:
+    """A date column's or field's name without its date words (DECIDED_ON, DATE_DECIDED and
+    DECIDED_DATE are all DECIDED)."""
+    n = norm(name)
+    for suffix in ("DATE", "ON", "DT"):
+        if n.endswith(suffix) and len(n) > len(suffix) + 2:
+            n = n[:-len(suffix)]
+            break
+    return n[4:] if n.startswith("DATE") and len(n) > 6 else n
+
+
+def likely_column(layer: Layer, name: str, columns: list[Col]) -> str | None:
+    """The column among columns (those the file does not deliver) that a field named name
+    probably is, or None: a name in LIKELY, the same date stem (`decided` is decided_on), the
+    names of a reference (`permit_number` is permit_id), or a name close to the column's own
+    or one of its other names (difflib, ratio at least LIKELY_CUTOFF)."""
+    n = norm(name)
+    pool: dict[str, str] = {}
+    for col in columns:
+        for alt in LIKELY.get((layer.name, col.name), ()):
+            if norm(alt) == n:
+                return col.name
+        names = [col.name, *_candidates(layer, col)]
+        if col.ref_layer and col.name.endswith("_id"):
+            names += [f"{col.name[:-3]}_number", f"{col.name[:-3]}_num"]
+        for other in names:
+            pool.setdefault(norm(other), col.name)
+        if col.kind == "date" and _date_stem(name) == _date_stem(col.name):
+            return col.name
+    close = difflib.get_close_matches(n, list(pool), n=1, cutoff=LIKELY_CUTOFF)
+    return pool[close[0]] if close else None
+
+
+def unmapped_fields(layer: Layer, fields: tuple[str, ...], plans: list[ColumnPlan],
+                    mapping: Mapping, used: tuple[str | None, ...] = ()
+                    ) -> tuple[list[str], dict[str, str]]:
+    """The file's fields that feed no column (they stay in source_attributes), and for some of
+    them the column they probably are (field -> column): a column the file does not deliver
+    and the mapping file does not switch off."""
+    taken = {p.field for p in plans if p.field} | {f for f in used if f}
+    if mapping.key:
+        taken.add(mapping.key)
+    open_cols = [p.col for p in plans if not p.delivered
+                 and not (mapping.rules.get(p.col.name) and mapping.rules[p.col.name].off)]
+    unmapped = [f for f in fields if f not in taken]
+    likely = {}
+    for f in unmapped:
+        col = likely_column(layer, f, open_cols)
+        if col is not None:
+            likely[f] = col
+    return unmapped, likely
+
+
+def unmapped_line(file: str, unmapped: list[str], likely: dict[str, str],
+                  limit: int = 40) -> str | None:
+    """One line naming the fields that feed no column, with the mapping-file line for each
+    likely one; None when every field is mapped."""
+    if not unmapped:
+        return None
+    def one(f: str) -> str:
+        col = likely.get(f)
+        return f"{f} (likely {col}: [fields] {col} = {json.dumps(f)})" if col else f
+    shown = [one(f) for f in unmapped[:limit]]
+    more = len(unmapped) - limit
+    if more > 0:
+        shown.append(f"and {more} more")
+    n = len(unmapped)
+    return (f"{file}: {n} field{'s' * (n != 1)} map{'s' * (n == 1)} to no column (kept in "
+            f"source_attributes): {', '.join(shown)}")

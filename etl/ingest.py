@@ -30,8 +30,17 @@ from typing import Any
 import sqlalchemy as sa
 
 from etl import crs as crsmod
-from etl import nul, staging
-from etl.fields import ColumnPlan, Mapping, key_field, layer_of, load_mapping, plan_columns
+from etl import nul, rules, staging
+from etl.fields import (
+    ColumnPlan,
+    Mapping,
+    key_field,
+    layer_of,
+    load_mapping,
+    plan_columns,
+    unmapped_fields,
+    unmapped_line,
+)
 from etl.memory import release_free_memory
 from etl.problems import IngestError, IngestRefused, Problem, refuse
 from etl.progress import Progress, Silent
@@ -70,6 +79,16 @@ class IngestResult:
     warnings: int = 0
     delineation_no: str | None = None
     notes: list[Problem] = field(default_factory=list)
+    # the file's fields that feed no column (kept in source_attributes), and the column some
+    # of them probably are (field -> column)
+    unmapped: list[str] = field(default_factory=list)
+    likely: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def unmapped_line(self) -> str | None:
+        """One line naming the unmapped fields, with a mapping-file line for each likely one
+        (etl.fields.unmapped_line); None when every field feeds a column."""
+        return unmapped_line(self.file, self.unmapped, self.likely)
 
 
 def owner_of(layer: Layer) -> str | None:
@@ -130,6 +149,9 @@ class _Ingest:
         self.source_layer = source_layer or self.mapping.source_layer
         self.notes: list[str] = []
         self.patch = False  # a file without geometry for a layer with geometry
+        self.permit_field: str | None = None  # the file's own permit field, when --permit
+        self.unmapped: list[str] = []
+        self.likely: dict[str, str] = {}
 
     def _check_options(self) -> None:
         names = {c.name for c in self.target.columns}
@@ -166,11 +188,16 @@ class _Ingest:
             with eng.connect() as conn:
                 try:
                     with conn.begin():
-                        return self._in_transaction(conn, src, plans, sha)
+                        result = self._in_transaction(conn, src, plans, sha)
                 except sa.exc.DBAPIError as exc:
                     if not _refusal_from_database(exc):
                         raise  # a bug or a lost connection, not a property of the file
                     raise self._database_error(exc) from None
+                except IngestRefused as exc:
+                    exc.notice = unmapped_line(self.file, self.unmapped, self.likely)
+                    raise
+            result.unmapped, result.likely = self.unmapped, self.likely
+            return result
         finally:
             self.progress.close()
             eng.dispose()
@@ -202,6 +229,8 @@ class _Ingest:
             by["delineation_id"].field, by["delineation_id"].const = None, self.delineation_no
         if self.permit and "permit_id" in by:
             if by["permit_id"].field:
+                # checked after staging: every value must be the same permit, or empty
+                self.permit_field = by["permit_id"].field
                 self.notes.append(f"--permit {self.permit} used instead of field "
                                   f"{by['permit_id'].field}")
             by["permit_id"].field, by["permit_id"].const = None, self.permit
@@ -213,6 +242,9 @@ class _Ingest:
                 if not by[name].delivered:
                     by[name].const = value if value else file_sha256(self.path)
         missing = [p.col.name for p in plans if p.col.required and not p.delivered]
+        self.unmapped, self.likely = unmapped_fields(
+            self.target, src.fields, plans, self.mapping,
+            used=(key_field(src.fields, self.mapping), src.geometry_column, self.permit_field))
         if self.target.geometry and not src.has_geometry and self.target.name != "delineation":
             hint = ("; name a CSV's WKT column in a mapping file (geometry = \"...\")"
                     if src.driver == "CSV" else "")
@@ -220,11 +252,15 @@ class _Ingest:
                          f"{geometry_noun(self.target.geometry)}{hint}")
         if missing:
             have = ", ".join(src.fields) or "no fields"
+            likely = next((f for f, c in self.likely.items() if c == missing[0]), "<field>")
             raise refuse(self.file, f"layer {self.target.name} needs {', '.join(missing)}, but "
                          f"the file has no field for {'it' if len(missing) == 1 else 'them'} "
                          f"(its fields are: {have}); rename the field, or map it in a mapping "
-                         f"file ([fields] {missing[0]} = \"<field>\")")
+                         f"file ([fields] {missing[0]} = {json.dumps(likely)})")
         self.patch = patch
+        line = unmapped_line(self.file, self.unmapped, self.likely)
+        if line:
+            self.notes.append(line)
         return plans
 
     def _in_transaction(self, conn: sa.Connection, src: Source, plans: list[ColumnPlan],
@@ -255,6 +291,8 @@ class _Ingest:
         conn.execute(sa.text("SELECT set_config('rulem.batch_id', :b, true)"),
                      {"b": str(batch_id)})
         fields, rows, log = self._stage(conn, src, batch_id)
+        if self.permit_field is not None:
+            self._permit_conflict(conn, batch_id, fields)
         source_crs = None
         if src.has_geometry:
             source_crs = self._source_crs(conn, src, work_srid, self.crs_given,
@@ -425,12 +463,37 @@ class _Ingest:
             "max_area_change": MAX_AREA_CHANGE,
             "fields": [{"name": f.name, "col": f.column} for f in fields],
             "key": key, "owner": owner, "columns": columns,
-            "checks": _checks(target, delivered),
+            "checks": _checks(target, delivered) + rules.checks(
+                target.name, {p.col.name: p.field for p in plans if p.delivered},
+                plan_area_id, self.likely),
             "scope": scope_of(target, self.patch),
             "outside": (None if target.geometry is None or target.name == "cwmp_area"
                         else "error" if target.name in OUTSIDE_IS_ERROR else "warning"),
             "skip_bad": self.skip,
         }
+
+    def _permit_conflict(self, conn: sa.Connection, batch_id: int,
+                         fields: list[staging.StagedField]) -> None:
+        """--permit NO assigns every feature to permit NO: a file whose features carry their
+        own, different permit numbers is refused (the first such feature named), since the
+        option would silently move them to NO. The same number, or none, is fine."""
+        column = {f.name: f.column for f in fields}
+        value = f"btrim(s.{column[self.permit_field]}::text)"
+        key = key_field(tuple(column), self.mapping)
+        key_sql = f"nullif(btrim(s.{column[key]}::text), '')" if key else "NULL::text"
+        found = conn.execute(sa.text(
+            f"SELECT s._fid AS fid, {key_sql} AS key, {value} AS v, count(*) OVER () AS n "
+            f"FROM staging.b{batch_id} s WHERE {value} <> '' AND {value} <> :p "
+            "ORDER BY s._row LIMIT 1"), {"p": self.permit}).one_or_none()
+        if found is None:
+            return
+        more = found.n - 1
+        also = f" (and {more} more feature{'s' * (more > 1)})" if more > 0 else ""
+        raise IngestRefused(self.file, [Problem(
+            self.file, f"carries permit {found.v} (field {self.permit_field}), but --permit "
+            f"{self.permit} assigns every feature to permit {self.permit}{also}; load the file "
+            f"without --permit, or deliver one permit's features per file",
+            feature=found.fid, key=found.key, field="permit_id")])
 
     def _delineation_record(self, conn: sa.Connection, batch_id: int, plan_area_id: int,
                             work_srid: int, opened: dict[str, Any], sha: str) -> dict[str, Any]:

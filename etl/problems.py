@@ -68,6 +68,8 @@ class IngestRefused(IngestError):
         self.file = file
         self.problems = problems
         self.total = total if total is not None else len(problems)
+        # a line the CLI prints with the problems (the file's fields that map to no column)
+        self.notice: str | None = None
         first = problems[0].line() if problems else f"{printable(file)}: refused"
         more = self.total - 1
         summary = first if more <= 0 else f"{first} (and {more} more problem{'s' * (more > 1)})"

@@ -10,7 +10,8 @@
 --   max_area_change (0.001 = 0.1 percent), fields [{name, col}], key ({natural: column} |
 --   {col, field} | {fid: true}), owner (the column whose feature prefixes the key),
 --   columns [{name, kind, required, src, field, const, const_id, derive_from, values,
---   code_map, codes, ref_layer, ref_prefix, references}], checks [{name, expr}],
+--   code_map, codes, ref_layer, ref_prefix, references}], checks [{name, expr,
+--   field, message}] (field and message optional: the rule's name, and 'fails the rule'),
 --   scope (layer | owner | none), outside (error | warning | null), skip_bad.
 -- ops.ingest_prepare validates everything into staging.b<batch>_prep and records every
 -- problem in ops.batch_note; the caller reads the errors and refuses the file (rolling back)
@@ -436,9 +437,9 @@ BEGIN
     checks := checks || format(
       '(CASE WHEN (%1$s) IS FALSE THEN ''error'' END, %2$L, CASE WHEN (%1$s) IS FALSE THEN '
       '%3$L END, NULL::jsonb)',
-      c ->> 'expr',
-      c ->> 'name', format('fails the rule %s (%s); correct the values', c ->> 'name',
-                           c ->> 'expr'));
+      c ->> 'expr', coalesce(c ->> 'field', c ->> 'name'),
+      coalesce(c ->> 'message', format('fails the rule %s (%s); correct the values',
+                                       c ->> 'name', c ->> 'expr')));
   END LOOP;
   IF natural_col IS NULL THEN
     conds := conds || 'p._key IS NULL'::text;

@@ -212,8 +212,9 @@ def test_mapping_file_fields_values_and_constants(db_url: str, engine: sa.Engine
 
 def test_coded_values_are_checked_and_recognised(db_url: str, engine: sa.Engine,
                                                  tmp_path: Path) -> None:
-    write_csv(tmp_path / "permit.csv", ["permit_no", "status", "applied_on"],
-              [["24-001", "Approved", "2024-01-15"], ["24-002", "under review", "2024-02-01"]])
+    write_csv(tmp_path / "permit.csv", ["permit_no", "status", "applied_on", "decided_on"],
+              [["24-001", "Approved", "2024-01-15", "2024-03-12"],
+               ["24-002", "under review", "2024-02-01", ""]])
     assert ingest(db_url, "permit", tmp_path / "permit.csv").inserted == 2
     assert [tuple(r) for r in rows(engine, "SELECT permit_no, status, applied_on::text "
                                            "FROM pub.permit ORDER BY 1")] == [
@@ -235,8 +236,8 @@ def test_coded_values_are_checked_and_recognised(db_url: str, engine: sa.Engine,
 
 
 def test_permit_owned_keys_and_scope(db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
-    write_csv(tmp_path / "permit.csv", ["permit_no", "status"],
-              [["24-001", "approved"], ["24-002", "approved"]])
+    write_csv(tmp_path / "permit.csv", ["permit_no", "status", "decided_on"],
+              [["24-001", "approved", "2024-04-09"], ["24-002", "approved", "2024-05-14"]])
     ingest(db_url, "permit", tmp_path / "permit.csv")
     both = write_gpkg(tmp_path / "impacts.gpkg", [
         {"feature_key": "I1", "permit_key": "24-001", "kind": "fill", "geometry": square(0)},
@@ -262,7 +263,8 @@ def test_impact_outside_the_plan_area_is_an_error_elsewhere_a_warning(
     plan = shapely.box(X0, Y0, X0 + 300, Y0 + 300)
     ingest(db_url, "cwmp_area", write_gpkg(tmp_path / "plan.gpkg", [
         {"name": "Test plan", "geometry": plan}]))
-    write_csv(tmp_path / "permit.csv", ["permit_no", "status"], [["24-001", "approved"]])
+    write_csv(tmp_path / "permit.csv", ["permit_no", "status", "decided_on"],
+              [["24-001", "approved", "2024-04-09"]])
     ingest(db_url, "permit", tmp_path / "permit.csv")
     far = square(10)  # x from X0 + 1100: outside
     impacts = write_gpkg(tmp_path / "i.gpkg", [
@@ -293,8 +295,8 @@ def test_csv_with_wkt_and_attribute_csv(db_url: str, engine: sa.Engine, tmp_path
 
 def test_credit_transfer_references_and_checks(db_url: str, engine: sa.Engine,
                                                tmp_path: Path) -> None:
-    write_csv(tmp_path / "permit.csv", ["permit_no", "status"],
-              [["24-001", "approved"], ["24-002", "approved"]])
+    write_csv(tmp_path / "permit.csv", ["permit_no", "status", "decided_on"],
+              [["24-001", "approved", "2024-04-09"], ["24-002", "approved", "2024-05-14"]])
     ingest(db_url, "permit", tmp_path / "permit.csv")
     write_csv(tmp_path / "t.csv",
               ["feature_key", "from_permit_key", "to_permit_key", "acres", "transferred_on"],

@@ -133,7 +133,8 @@ def test_status_change_for_an_unknown_delineation_is_refused(db_url: str, engine
 
 def test_delineation_records_with_their_study_areas(db_url: str, engine: sa.Engine,
                                                     tmp_path: Path) -> None:
-    write_csv(tmp_path / "permit.csv", ["permit_no", "status"], [["24-001", "approved"]])
+    write_csv(tmp_path / "permit.csv", ["permit_no", "status", "decided_on"],
+              [["24-001", "approved", "2024-04-09"]])
     ingest(db_url, "permit", tmp_path / "permit.csv")
     records = write_gpkg(tmp_path / "delineations.gpkg", [
         {"feature_key": "D-2019-01", "delineation_no": "D-2019-01", "permit_key": None,

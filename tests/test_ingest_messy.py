@@ -98,8 +98,8 @@ def test_every_messy_file_loads_correctly_or_is_refused_changing_nothing(
         db_url: str, engine: sa.Engine, shared: Path, tmp_path: Path) -> None:
     messy = shared / "data/messy"
     assert _deliveries(messy) == set(CASES), "a messy file without an expectation"
-    write_csv(tmp_path / "permit.csv", ["permit_no", "status"],
-              [["24-001", "approved"], ["24-002", "approved"]])
+    write_csv(tmp_path / "permit.csv", ["permit_no", "status", "decided_on"],
+              [["24-001", "approved", "2024-04-09"], ["24-002", "approved", "2024-05-14"]])
     ingest(db_url, "permit", tmp_path / "permit.csv")
     for name, (layer, options, expected) in CASES.items():
         opts = dict(options)

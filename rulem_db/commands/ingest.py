@@ -2,7 +2,9 @@
 validated and versioned, all or nothing. See docs/ingest.md.
 
 On refusal every problem is printed, one line each, to stderr and the exit status is non-zero;
-the database is exactly as it was.
+the database is exactly as it was. After every ingest, one line names the file's fields that
+feed no column (they stay in source_attributes), with the mapping-file line for those that
+look like a column the file does not deliver.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         if len(lines) > 1:
             for line in lines:
                 print(line, file=sys.stderr)
+        if exc.notice:
+            print(printable(exc.notice), file=sys.stderr)
         raise
     rows = [("batch", result.batch_id), ("status", result.status), ("layer", result.layer),
             ("file", result.file), ("features", result.features),
@@ -80,8 +84,13 @@ def run(args: argparse.Namespace) -> int:
             ("repaired", result.repaired), ("warnings", result.warnings)]
     if result.delineation_no:
         rows.append(("delineation", result.delineation_no))
+    unmapped = result.unmapped_line
+    if unmapped:
+        rows.append(("unmapped", unmapped))
     if args.format == "table":
         print(printable(result.message))
+        if unmapped:
+            print(printable(unmapped))
         for note in result.notes[:20]:
             print(f"  {note.kind}: {note.line()}")
         if len(result.notes) > 20:

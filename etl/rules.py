@@ -1,0 +1,78 @@
+"""Ingest-only rules: facts a delivered feature must carry that the database does not require of
+every stored row, checked per feature with the layer's CHECK rules (etl.ingest._checks) before
+anything is merged, so a feature that breaks one is a line naming the file, the feature and the
+field (and is skipped with --skip-bad-features like any other bad feature).
+
+Why not CHECK constraints: they are the catalogue's (rulem_db/layers.py, through migrations)
+and bind every writer and every historical version; these rules say what a *delivery* must
+hold, and may look at the feature's current stored version when the file does not deliver the
+field at all (a file that leaves a column out leaves the stored value as it is).
+
+The one rule so far: an approved or expired permit needs its decision date (`decided_on`).
+The ledger measures a permit against the wetland of its baseline date, `baseline_on`, else
+`decided_on`, else *today* (docs/ledger.md, section 1): without a decision date an old,
+approved fill is measured against today's wetland, where the wetland it filled is gone, and
+can come out as 0 acres. A `baseline_on` does not replace it (the decision is a fact of the
+permit; the baseline is an override).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RequiredWhen:
+    """Column `column` of layer `layer` must have a value when `condition` (SQL over the
+    prepared feature, bare column names) holds."""
+
+    layer: str
+    name: str
+    column: str
+    condition: str
+    condition_columns: tuple[str, ...]
+    label: str  # the column in words ("decision date")
+    what: str  # the feature, as the message says it ("the permit is approved or expired")
+    why: str  # what goes wrong without the value
+
+
+RULES: tuple[RequiredWhen, ...] = (
+    RequiredWhen(
+        "permit", "decided_when_approved", "decided_on",
+        "status IN ('approved', 'expired')", ("status",), "decision date",
+        "the permit is approved or expired",
+        "without its decision date it is measured against today's wetland, not the "
+        "wetland as of its decision (a baseline_on does not replace it)"),
+)
+
+
+def checks(layer: str, delivered: dict[str, str | None], plan_area_id: int,
+           likely: dict[str, str] | None = None) -> list[dict[str, str]]:
+    """The ingest rules of layer as ops.ingest_prepare's checks ({name, expr, field,
+    message}). delivered maps each delivered column to its field (None: a constant);
+    likely maps an unmapped field of the file to the column it probably is (a hint)."""
+    out = []
+    for rule in RULES:
+        if rule.layer != layer or not all(c in delivered for c in rule.condition_columns):
+            continue
+        col = rule.column
+        if col in delivered:
+            expr = f"NOT ({rule.condition}) OR {col} IS NOT NULL"
+            src = delivered[col]
+            missing = f"field {src} is empty" if src else "the value given is empty"
+            fix = f"fill in {src}" if src else f"give {col} a value"
+        else:
+            # the file leaves the column out: the stored value stays, so it must exist
+            expr = (f"NOT ({rule.condition}) OR EXISTS (SELECT 1 FROM core.feature f "
+                    f"JOIN core.{layer} t ON t.{layer}_id = f.feature_id AND t.valid_to IS NULL "
+                    f"WHERE f.layer = '{layer}' AND f.plan_area_id = {int(plan_area_id)} "
+                    f"AND f.feature_key = p._key AND t.{col} IS NOT NULL)")
+            missing = f"the file has no {col} field (and none is stored)"
+            hint = next((f for f, c in (likely or {}).items() if c == col), None)
+            fix = (f"the file's field {hint} looks like it: map it with [fields] {col} = "
+                   f"\"{hint}\"" if hint else
+                   f"deliver a {col} field, or map the file's field for it in a mapping file "
+                   f"([fields] {col} = \"<field>\")")
+        message = f"{rule.what} but has no {rule.label} ({missing}); {rule.why}; {fix}"
+        out.append({"name": rule.name, "expr": expr, "field": col, "message": message})
+    return out
