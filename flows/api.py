@@ -51,7 +51,8 @@ def ingest_item(url: str, plan_area: str, item: InboxItem) -> IngestOutcome:
         message = " ".join(str(exc).split()) or type(exc).__name__
         return IngestOutcome("refused", message, details=details)
     notes = [n.line() for n in getattr(result, "notes", [])]
-    return IngestOutcome(result.status, result.message, result.batch_id, notes)
+    message = "; ".join(m for m in (result.message, result.unmapped_line) if m)
+    return IngestOutcome(result.status, message, result.batch_id, notes)
 
 
 @dataclass
