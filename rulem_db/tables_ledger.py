@@ -1,5 +1,6 @@
 """Tables of the ledger (append-only entries, change queue, recompute runs, wetland pieces):
-defined here, created by their Alembic revisions (0003; the visible study areas 0013).
+defined here, created by their Alembic revisions (0003; the visible study areas 0013; the
+published acres of an entry 0018).
 
 Why these tables: `ledger.entry` is the book (append-only, every number with the run, reason
 and input versions that produced it); `ledger.change_queue` says which owners (permits or
@@ -155,6 +156,13 @@ def define(md: sa.MetaData, srid: int) -> None:
                           "(shown, never in a balance)."),
         sa.Column("acres", sa.Numeric, nullable=False,
                   comment="Acres, full precision; a reversal carries the negated acres."),
+        # Revision 0018: the 4-decimal figure published for the line (docs/ledger.md 4).
+        sa.Column("acres_published", sa.Numeric(14, 4),
+                  comment="Acres as published, 4 decimals: the 4-decimal rounding of the "
+                          "owner's lines of a measure allocated by largest remainder, so "
+                          "they add up to the owner's total rounded; a reversal carries the "
+                          "negated figure. NULL on entries posted before revision 0018: "
+                          "round(acres, 4) stands for it."),
         sa.Column("reverses_entry_id", sa.BigInteger, sa.ForeignKey("ledger.entry.entry_id"),
                   unique=True, comment="The entry this one reverses (NULL for a new entry)."),
         sa.Column("reason", sa.Text, nullable=False,

@@ -5,6 +5,17 @@
 -- they differ, posts a reversal of the open entry (negated acres) and a new entry, both
 -- tagged with the run, the reason and the input versions. Equal lines post nothing, so a
 -- second recompute posts nothing.
+-- Published acres (spec section 4, docs/ledger.md section 4): each new entry also carries the
+-- 4-decimal figure published for its line. An owner's lines of one measure (one per parcel,
+-- plus the line on no parcel) share the owner's total rounded to 4 decimals by largest
+-- remainder: every line gets its acres rounded down to 4 decimals, and the units still missing
+-- from the rounded total go one each to the lines with the largest remainders (ties: parcel
+-- id, the line on no parcel last). So the published lines of an owner add up exactly to its
+-- total rounded, and every published balance, a sum of published lines, adds up across
+-- parcels, permits and the plan. A line is re-posted when its acres or its published acres
+-- change (a unit can move between an owner's lines when one of them changes); a reversal
+-- negates both. Entries posted before revision 0018 have no published acres: round(acres, 4)
+-- stands for them, here and in the views.
 -- Concurrency: posting takes each owner's transaction lock (ledger.owner_lock) in a fixed
 -- order before it reads what is posted, so two recomputes of one owner run one after the
 -- other and the second sees the first's entries.
@@ -52,14 +63,26 @@ BEGIN
         FROM unnest(p_district_projects) AS x(d) WHERE x.d IS NOT NULL
         ORDER BY 1, 2) o;
 
-  WITH desired AS MATERIALIZED (
-    SELECT d.*, ledger.owner_key(d.permit_id, d.district_project) AS okey
+  WITH exact AS MATERIALIZED (
+    SELECT d.*, ledger.owner_key(d.permit_id, d.district_project) AS okey,
+           floor(d.acres * 10000) AS units   -- the line rounded down, in 0.0001 acre
     FROM ledger.desired_state(p_plan_area_id, p_permit_ids, p_district_projects) d
+  ), desired AS MATERIALIZED (   -- largest remainder within each owner's lines of a measure
+    SELECT x.permit_id, x.district_project, x.parcel_id, x.measure, x.acres, x.inputs, x.okey,
+           ((x.units
+             + CASE WHEN row_number() OVER (PARTITION BY x.okey, x.measure
+                                            ORDER BY x.acres * 10000 - x.units DESC,
+                                                     x.parcel_id NULLS LAST)
+                         <= round((sum(x.acres) OVER w) * 10000) - (sum(x.units) OVER w)
+                    THEN 1 ELSE 0 END) / 10000)::numeric(14, 4) AS published
+    FROM exact x
+    WINDOW w AS (PARTITION BY x.okey, x.measure)
   ), open AS (
     -- A permit's entries all lie in its own plan area, so no plan-area condition here: with
     -- one, the planner ANDed the permit index with the plan area's, reading every entry of
     -- the plan area (12,556 index rows to find the 2 of a one-change recompute).
     SELECT e.entry_id, e.permit_id, e.district_project, e.parcel_id, e.measure, e.acres,
+           coalesce(e.acres_published, round(e.acres, 4)) AS published,
            ledger.owner_key(e.permit_id, e.district_project) AS okey
     FROM ledger.entry e
     WHERE e.reverses_entry_id IS NULL
@@ -67,6 +90,7 @@ BEGIN
       AND NOT EXISTS (SELECT 1 FROM ledger.entry r WHERE r.reverses_entry_id = e.entry_id)
     UNION ALL
     SELECT e.entry_id, e.permit_id, e.district_project, e.parcel_id, e.measure, e.acres,
+           coalesce(e.acres_published, round(e.acres, 4)),
            ledger.owner_key(e.permit_id, e.district_project)
     FROM ledger.entry e
     WHERE e.plan_area_id = p_plan_area_id AND e.reverses_entry_id IS NULL
@@ -78,21 +102,29 @@ BEGIN
            coalesce(d.district_project, o.district_project) AS district_project,
            coalesce(d.parcel_id, o.parcel_id) AS parcel_id,
            coalesce(d.measure, o.measure) AS measure,
-           o.entry_id AS open_id, o.acres AS open_acres, d.acres, d.inputs
+           o.entry_id AS open_id, o.acres AS open_acres, o.published AS open_published,
+           d.acres, d.published, d.inputs,
+           d.acres = o.acres AS rounding_only
     FROM desired d
     FULL JOIN open o
       ON o.okey = d.okey AND coalesce(o.parcel_id, -1) = coalesce(d.parcel_id, -1)
      AND o.measure = d.measure
-    WHERE d.acres IS DISTINCT FROM o.acres
+    WHERE d.acres IS DISTINCT FROM o.acres OR d.published IS DISTINCT FROM o.published
   ), ins AS (
     INSERT INTO ledger.entry (run_id, plan_area_id, permit_id, district_project, parcel_id,
-                              measure, entry_kind, acres, reverses_entry_id, reason, inputs)
+                              measure, entry_kind, acres, acres_published, reverses_entry_id,
+                              reason, inputs)
     SELECT p_run_id, p_plan_area_id, y.permit_id, y.district_project, y.parcel_id, y.measure,
-           ledger.entry_kind(y.measure), y.acres, y.reverses,
-           coalesce(p_reasons ->> y.okey, 'recompute'), y.inputs
+           ledger.entry_kind(y.measure), y.acres, y.published, y.reverses,
+           coalesce(p_reasons ->> y.okey, 'recompute')
+             || CASE WHEN y.rounding_only
+                     THEN ' (same acres; the owner''s 4-decimal rounding moved to or from '
+                          'this line)' ELSE '' END,
+           y.inputs
     FROM (
       SELECT diff.okey, diff.permit_id, diff.district_project, diff.parcel_id, diff.measure,
-             1 AS step, -diff.open_acres AS acres, diff.open_id AS reverses,
+             1 AS step, -diff.open_acres AS acres, -diff.open_published AS published,
+             diff.open_id AS reverses, diff.rounding_only,
              coalesce(diff.inputs,
                       (SELECT d2.inputs - 'parcel' FROM desired d2 WHERE d2.okey = diff.okey
                        LIMIT 1),
@@ -103,7 +135,7 @@ BEGIN
       FROM diff WHERE diff.open_id IS NOT NULL
       UNION ALL
       SELECT diff.okey, diff.permit_id, diff.district_project, diff.parcel_id, diff.measure,
-             2, diff.acres, NULL, diff.inputs
+             2, diff.acres, diff.published, NULL, diff.rounding_only, diff.inputs
       FROM diff WHERE diff.acres IS NOT NULL
     ) y
     ORDER BY y.okey, y.measure, y.parcel_id, y.step

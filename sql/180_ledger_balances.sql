@@ -2,12 +2,16 @@
 --   credit_acres  = credit + transfer_in − transfer_out (counted credit, net of transfers)
 --   balance_acres = credit_acres − required_acres
 --   status        = none (nothing required, nothing counted), deficit, balanced or surplus,
---                   judged on the balance rounded to the reporting unit (4 decimals)
+--                   judged on the published balance (4 decimals, the figure shown)
 -- "As of" a date D means every entry posted up to the end of D (midnight starting D + 1 in the
 -- session's time zone), over the parcels and permits current then; the *_at(timestamptz)
--- functions take an instant instead. Acres are rounded to 4 decimals in these outputs; the
--- entries keep full precision, and the ledger.*_measures functions give exact sums (the
--- identity sum of parcel balances + unallocated = plan balance holds exactly on them).
+-- functions take an instant instead. Every published figure is a sum of the entries'
+-- published acres (acres_published, 4 decimals, allocated by largest remainder within each
+-- owner's lines of a measure when posting, sql/160; round(acres, 4) on entries posted before
+-- revision 0018), so the published figures add up exactly: parcel rows + unallocated = the
+-- plan row, a permit's parcels = the permit row, balance = credit - required on every row,
+-- and the status is judged on the balance shown. The entries keep full precision, and the
+-- ledger.*_measures functions and pub.ledger_entry.acres_exact give exact sums.
 
 -- The views first: the functions below define their row types, and the pub functions return
 -- those row types (CASCADE drops them; they are re-created at the end of this file).
@@ -121,6 +125,8 @@ DECLARE
     WHEN round(m.credit - m.required, 4) < 0 THEN 'deficit'
     WHEN round(m.credit - m.required, 4) = 0 THEN 'balanced'
     ELSE 'surplus' END$s$;
+  -- An entry's published acres; entries posted before revision 0018 have none.
+  published text := 'coalesce(x.acres_published, round(x.acres, 4))';
   parcel text;
   permit text;
   plan text;
@@ -136,10 +142,11 @@ BEGIN
            round(m.credit - m.required, 4) AS balance_acres, %2$s AS status,
            p.geom::geometry(MultiPolygon, %3$s) AS geom
     FROM core.parcel p
-    CROSS JOIN LATERAL (SELECT %1$s FROM ledger.entry e
-                        WHERE e.parcel_id = p.parcel_id AND e.posted_at <= {at}) m
+    CROSS JOIN LATERAL (SELECT %1$s
+                        FROM (SELECT x.measure, %4$s AS acres FROM ledger.entry x
+                              WHERE x.parcel_id = p.parcel_id AND x.posted_at <= {at}) e) m
     WHERE p.valid_from <= {at} AND (p.valid_to IS NULL OR p.valid_to > {at})$t$,
-    sums, status, srid);
+    sums, status, srid, published);
   permit := format($t$
     SELECT pm.permit_id, pm.permit_no, pm.plan_area_id, pm.status AS permit_status,
            coalesce(pm.baseline_on, pm.decided_on, current_date) AS baseline_on,
@@ -151,10 +158,11 @@ BEGIN
            round(m.hosted, 4) AS credit_hosted_acres,
            round(m.credit - m.required, 4) AS balance_acres, %2$s AS status
     FROM core.permit pm
-    CROSS JOIN LATERAL (SELECT %1$s FROM ledger.entry e
-                        WHERE e.permit_id = pm.permit_id AND e.posted_at <= {at}) m
+    CROSS JOIN LATERAL (SELECT %1$s
+                        FROM (SELECT x.measure, %3$s AS acres FROM ledger.entry x
+                              WHERE x.permit_id = pm.permit_id AND x.posted_at <= {at}) e) m
     WHERE pm.valid_from <= {at} AND (pm.valid_to IS NULL OR pm.valid_to > {at})$t$,
-    sums, status);
+    sums, status, published);
   plan := format($t$
     SELECT pa.plan_area_id, pa.code, pa.name,
            round(m.impact, 4) AS impact_acres, round(m.required, 4) AS required_acres,
@@ -173,7 +181,8 @@ BEGIN
     FROM core.plan_area pa
     CROSS JOIN LATERAL (  -- the plan area's entries read once, not once per figure
       WITH e AS MATERIALIZED (
-        SELECT x.measure, x.entry_kind, x.acres, x.parcel_id, x.permit_id, x.district_project
+        SELECT x.measure, x.entry_kind, %4$s AS acres, x.parcel_id, x.permit_id,
+               x.district_project
         FROM ledger.entry x
         WHERE x.plan_area_id = pa.plan_area_id AND x.posted_at <= {at})
       SELECT %1$s,
@@ -196,7 +205,7 @@ BEGIN
                                                    ELSE -x.acres END), 4) < 0) d)
                AS permits_in_deficit
       FROM e) m$t$,
-    sums, status, srid);
+    sums, status, srid, published);
 
   EXECUTE 'CREATE VIEW pub.parcel_balance AS '
           || replace(parcel, '{at}', quote_literal('infinity') || '::timestamptz');
@@ -230,7 +239,7 @@ CREATE VIEW pub.ledger_entry AS
   SELECT e.entry_id, e.posted_at, e.run_id, r.mode AS run_mode, e.plan_area_id,
          e.permit_id, pf.feature_key AS permit_no, e.district_project,
          e.parcel_id, pin.pin, e.measure, e.entry_kind,
-         round(e.acres, 4) AS acres, e.acres AS acres_exact,
+         coalesce(e.acres_published, round(e.acres, 4)) AS acres, e.acres AS acres_exact,
          e.reverses_entry_id,
          (SELECT x.entry_id FROM ledger.entry x WHERE x.reverses_entry_id = e.entry_id)
            AS reversed_by_entry_id,
@@ -250,7 +259,7 @@ COMMENT ON VIEW pub.permit_balance IS
   'transfers, the transfers themselves, proposed and constructed credit, from the ledger.';
 COMMENT ON VIEW pub.plan_balance IS
   'The area-basis balance of each plan area (7(b)): the sum of every entry; equals the sum of '
-  'the parcel balances plus unallocated_balance_acres.';
+  'the parcel balances plus unallocated_balance_acres, to the last published digit.';
 COMMENT ON VIEW pub.ledger_entry IS
   'Every ledger entry (append-only): the run and reason that posted it and the input versions '
   'behind it. A change is a reversal (negated acres, reverses_entry_id) plus a new entry.';
@@ -319,7 +328,7 @@ COMMENT ON COLUMN pub.ledger_entry.parcel_id IS 'Parcel the acres fall on; NULL 
 COMMENT ON COLUMN pub.ledger_entry.pin IS 'PIN of the parcel (its latest version).';
 COMMENT ON COLUMN pub.ledger_entry.measure IS 'impact, required, credit, transfer_in, transfer_out, credit_proposed, credit_constructed or credit_hosted.';
 COMMENT ON COLUMN pub.ledger_entry.entry_kind IS 'debit (required, transfer_out), credit (credit, transfer_in) or memo (never in a balance).';
-COMMENT ON COLUMN pub.ledger_entry.acres IS 'Acres, 4 decimals (negated on a reversal).';
+COMMENT ON COLUMN pub.ledger_entry.acres IS 'Acres as published, 4 decimals (negated on a reversal): an owner''s lines of a measure share its total rounded to 4 decimals by largest remainder, and the balance views are sums of these.';
 COMMENT ON COLUMN pub.ledger_entry.acres_exact IS 'Acres at full precision: sums of these are exact.';
 COMMENT ON COLUMN pub.ledger_entry.reverses_entry_id IS 'The entry this one reverses.';
 COMMENT ON COLUMN pub.ledger_entry.reversed_by_entry_id IS 'The entry that reversed this one (NULL while it stands).';

@@ -13,15 +13,22 @@
 -- year before. Balance effect = credit side minus debit side (spec section 4); memo measures
 -- (impact, proposed, constructed and hosted credit) are shown and never move the balance.
 --
+-- Acres are the entries' published acres (4 decimals, ledger.entry.acres_published; round(acres,
+-- 4) for entries posted before revision 0018), the figures pub.plan_balance sums: the closing
+-- balance is the plan balance published as of the end of the year, to the last digit, and
+-- each entry's exact acres are in pub.ledger_statement_entry.acres_exact.
+--
 -- SECURITY DEFINER: staff may run the statement (schema pub) without reading ledger.entry;
 -- the functions only read, and fix their search_path.
 
+DROP FUNCTION IF EXISTS pub.ledger_statement_entry(text, integer, text);  -- acres_exact added
 CREATE OR REPLACE FUNCTION pub.ledger_statement_entry(p_plan_area text, p_year integer,
                                                       p_tz text DEFAULT 'America/Chicago')
 RETURNS TABLE (line_no integer, line_code text, entry_id bigint, posted_at timestamptz,
                run_id bigint, permit_no text, district_project text, pin text, measure text,
                entry_kind text, acres numeric, balance_acres numeric,
-               reverses_entry_id bigint, reversed_posted_at timestamptz, reason text)
+               reverses_entry_id bigint, reversed_posted_at timestamptz, reason text,
+               acres_exact numeric)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
@@ -55,10 +62,12 @@ BEGIN
            WHEN e.reverses_entry_id IS NOT NULL THEN 'adjustment'
            ELSE e.measure END,
          e.entry_id, e.posted_at, e.run_id, pf.feature_key, e.district_project, cf.feature_key,
-         e.measure, e.entry_kind, e.acres,
-         CASE e.entry_kind WHEN 'credit' THEN e.acres WHEN 'debit' THEN -e.acres ELSE 0 END,
-         e.reverses_entry_id, r.posted_at, e.reason
-  FROM ledger.entry e
+         e.measure, e.entry_kind, e.published,
+         CASE e.entry_kind WHEN 'credit' THEN e.published WHEN 'debit' THEN -e.published
+                           ELSE 0 END,
+         e.reverses_entry_id, r.posted_at, e.reason, e.acres
+  FROM (SELECT x.*, coalesce(x.acres_published, round(x.acres, 4)) AS published
+        FROM ledger.entry x) e
   LEFT JOIN ledger.entry r ON r.entry_id = e.reverses_entry_id
   LEFT JOIN core.feature pf ON pf.feature_id = e.permit_id
   LEFT JOIN core.feature cf ON cf.feature_id = e.parcel_id
@@ -69,7 +78,8 @@ COMMENT ON FUNCTION pub.ledger_statement_entry(text, integer, text) IS
   'Detail of the annual ledger statement: every ledger entry of the plan area posted in the '
   'year (in the given time zone, default America/Chicago), with the statement line it falls '
   'on, its permit, parcel, measure, acres, effect on the balance (credit minus debit) and, for '
-  'a reversal, the entry it reverses.';
+  'a reversal, the entry it reverses. acres are the published acres (4 decimals, the figures '
+  'the balance views sum), acres_exact the entry''s full precision.';
 
 CREATE OR REPLACE FUNCTION pub.ledger_statement(p_plan_area text, p_year integer,
                                                 p_tz text DEFAULT 'America/Chicago')
@@ -95,13 +105,13 @@ BEGIN
   END IF;
   v_from := make_timestamptz(p_year, 1, 1, 0, 0, 0, p_tz);
   v_to := make_timestamptz(p_year + 1, 1, 1, 0, 0, 0, p_tz);
-  SELECT coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres
-                                        WHEN 'debit' THEN -e.acres ELSE 0 END), 0),
+  SELECT coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN 1 WHEN 'debit' THEN -1 ELSE 0 END
+                      * coalesce(e.acres_published, round(e.acres, 4))), 0),
          count(*)
     INTO v_open, v_open_n
     FROM ledger.entry e WHERE e.plan_area_id = v_plan AND e.posted_at < v_from;
-  SELECT coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres
-                                        WHEN 'debit' THEN -e.acres ELSE 0 END), 0),
+  SELECT coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN 1 WHEN 'debit' THEN -1 ELSE 0 END
+                      * coalesce(e.acres_published, round(e.acres, 4))), 0),
          count(*)
     INTO v_close, v_close_n
     FROM ledger.entry e WHERE e.plan_area_id = v_plan AND e.posted_at < v_to;
@@ -157,7 +167,9 @@ COMMENT ON FUNCTION pub.ledger_statement(text, integer, text) IS
   '(default America/Chicago): opening balance (= closing balance of the year before), impacts '
   '(memo), replacement required (debit), credit by status (certified counts; constructed, '
   'proposed and hosted are memo), transfers in and out, reversals of the year''s entries, '
-  'adjustments (reversals of earlier years'' entries), closing balance. Acres are positive on '
+  'adjustments (reversals of earlier years'' entries), closing balance. Acres are the '
+  'published figures (4 decimals) that pub.plan_balance sums, so the closing balance is the '
+  'published plan balance at the end of the year. Acres are positive on '
   'their own side (a reversal is negative); balance_acres is the line''s effect on the '
   'balance (credit minus debit), so opening + the lines = closing. entry_ids lists the ledger '
   'entries of each line (pub.ledger_statement_entry gives their detail); for the opening and '
