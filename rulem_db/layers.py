@@ -252,14 +252,19 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "credit_transfer", None, "1",
-        "Replacement credit moved from one permit to another (area basis).",
+        "Replacement credit moved from a permit or a District replacement project to a permit "
+        "(area basis).",
         (
-            Col("from_permit_id", "ref:permit", "Permit giving credit.", True),
+            Col("from_permit_id", "ref:permit",
+                "Permit giving credit (NULL when a District project gives it)."),
             Col("to_permit_id", "ref:permit", "Permit receiving credit.", True),
             Col("acres", "numeric", "Acres transferred.", True, check="acres > 0"),
             Col("transferred_on", "date", "Date of the transfer.", True),
+            Col("from_district_project", "text",
+                "District replacement project giving credit (NULL when a permit gives it)."),
         ),
-        extra_checks=(("distinct_permits", "from_permit_id <> to_permit_id"),),
+        extra_checks=(("distinct_permits", "from_permit_id <> to_permit_id"),
+                      ("one_giver", "(from_permit_id IS NULL) <> (from_district_project IS NULL)")),
     ),
     Layer(
         "buffer", "MULTIPOLYGON", "6",

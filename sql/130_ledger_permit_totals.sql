@@ -118,7 +118,12 @@ BEGIN
           SELECT own.owner_no, 0, t.acres, t.version_id
           FROM own JOIN core.credit_transfer t
             ON t.from_permit_id = own.permit_id AND t.valid_to IS NULL
-           AND t.plan_area_id = p_plan_area_id) x
+           AND t.plan_area_id = p_plan_area_id
+          UNION ALL                   -- a District project gives credit to permits
+          SELECT own.owner_no, 0, t.acres, t.version_id
+          FROM own JOIN core.credit_transfer t
+            ON own.permit_id IS NULL AND t.from_district_project = own.district_project
+           AND t.valid_to IS NULL AND t.plan_area_id = p_plan_area_id) x
     GROUP BY x.owner_no
   ), m AS (
     SELECT own.*, im.full_geom, im.partial_geom, coalesce(im.impact_acres, 0) AS impact_acres,
@@ -212,48 +217,65 @@ COMMENT ON FUNCTION ledger.permit_totals(bigint) IS
   'A permit''s totals computed now from the inputs (not from the posted ledger): impact, '
   'required, counted credit (own), proposed and constructed credit, transfers, balance.';
 
--- A transfer larger than the giving permit's surplus is refused when it is recorded (a
--- deferred constraint trigger, so a batch of transfers and permits loaded together is judged
--- at commit). Later changes can still push the giver into deficit; the ledger then shows that
--- deficit on the giver, as it is (docs/ledger.md).
+-- A transfer larger than the giver's surplus is refused when it is recorded (a deferred
+-- constraint trigger, so a batch of transfers and permits loaded together is judged at
+-- commit). The giver is a permit or a District replacement project (the plan area's own
+-- replacement, which permittees draw from), with the same check. Later changes can still push
+-- the giver into deficit; the ledger then shows that deficit on the giver, as it is
+-- (docs/ledger.md).
 CREATE OR REPLACE FUNCTION ledger.refuse_transfer_beyond_surplus() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
   t record;
   surplus numeric;
+  giver text;
 BEGIN
   IF NEW.valid_to IS NOT NULL OR NOT EXISTS (
        SELECT 1 FROM core.credit_transfer c
        WHERE c.version_id = NEW.version_id AND c.valid_to IS NULL) THEN
     RETURN NULL;                              -- no longer current at commit: nothing to judge
   END IF;
-  PERFORM ledger.owner_lock(NEW.from_permit_id, NULL);
-  SELECT * INTO t FROM ledger.permit_totals(NEW.from_permit_id);
+  PERFORM ledger.owner_lock(NEW.from_permit_id, NEW.from_district_project);
+  SELECT m.credit_acres, m.transfer_in_acres, m.transfer_out_acres, m.required_acres,
+         m.credit_acres + m.transfer_in_acres - m.transfer_out_acres - m.required_acres
+           AS balance_acres
+  INTO t
+  FROM ledger.owner_measures(
+         NEW.plan_area_id,
+         CASE WHEN NEW.from_permit_id IS NULL THEN '{}'::bigint[]
+              ELSE ARRAY[NEW.from_permit_id] END,
+         CASE WHEN NEW.from_permit_id IS NULL THEN ARRAY[NEW.from_district_project]
+              ELSE '{}'::text[] END) m;
   surplus := coalesce(t.balance_acres, -coalesce((
                SELECT sum(c.acres) FROM core.credit_transfer c
-               WHERE c.from_permit_id = NEW.from_permit_id AND c.valid_to IS NULL), 0))
+               WHERE c.plan_area_id = NEW.plan_area_id AND c.valid_to IS NULL
+                 AND (c.from_permit_id = NEW.from_permit_id
+                      OR c.from_district_project = NEW.from_district_project)), 0))
              + NEW.acres;
   IF NEW.acres > surplus + 0.00005 THEN       -- half the reporting unit (4 decimals)
-    RAISE EXCEPTION 'credit transfer of % acres from permit % to permit % exceeds the giving '
-                    'permit''s surplus of % acres',
-      round(NEW.acres, 4),
-      (SELECT feature_key FROM core.feature WHERE feature_id = NEW.from_permit_id),
+    giver := CASE WHEN NEW.from_permit_id IS NOT NULL THEN 'permit' ELSE 'District project'
+             END;
+    RAISE EXCEPTION 'credit transfer of % acres from % % to permit % exceeds the giving %''s '
+                    'surplus of % acres',
+      round(NEW.acres, 4), giver,
+      coalesce((SELECT feature_key FROM core.feature WHERE feature_id = NEW.from_permit_id),
+               NEW.from_district_project),
       (SELECT feature_key FROM core.feature WHERE feature_id = NEW.to_permit_id),
-      round(greatest(surplus, 0), 4)
+      giver, round(greatest(surplus, 0), 4)
       USING ERRCODE = 'check_violation',
             HINT = format('Giver: counted credit %s, received %s, required %s, other transfers '
-                          'out %s acres (ledger.permit_totals(%s)).',
+                          'out %s acres (ledger.owner_measures).',
                           round(coalesce(t.credit_acres, 0), 4),
                           round(coalesce(t.transfer_in_acres, 0), 4),
                           round(coalesce(t.required_acres, 0), 4),
-                          round(coalesce(t.transfer_out_acres, 0) - NEW.acres, 4),
-                          NEW.from_permit_id);
+                          round(coalesce(t.transfer_out_acres, 0) - NEW.acres, 4));
   END IF;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ledger.refuse_transfer_beyond_surplus() IS
-  'Constraint trigger on core.credit_transfer: refuses a transfer larger than the giving '
-  'permit''s surplus (counted credit + received − required − other transfers out).';
+  'Constraint trigger on core.credit_transfer: refuses a transfer larger than the giver''s '
+  '(permit''s or District project''s) surplus (counted credit + received - required - other '
+  'transfers out).';
 
 DROP TRIGGER IF EXISTS ledger_transfer_within_surplus ON core.credit_transfer;
 CREATE CONSTRAINT TRIGGER ledger_transfer_within_surplus

@@ -279,12 +279,14 @@ BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
     RETURN NULL;
   END IF;
-  INSERT INTO ledger.change_queue (plan_area_id, permit_id, layer, feature_id, version_id,
-                                   reason)
-  SELECT DISTINCT t.plan_area_id, x.permit_id, 'credit_transfer', t.credit_transfer_id,
-         t.version_id,
+  INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
+                                   feature_id, version_id, reason)
+  SELECT DISTINCT t.plan_area_id, x.permit_id, x.project, 'credit_transfer',
+         t.credit_transfer_id, t.version_id,
          format('credit transfer %s of %s acres from %s to %s %s', f.feature_key, t.acres,
-                (SELECT feature_key FROM core.feature WHERE feature_id = t.from_permit_id),
+                coalesce((SELECT feature_key FROM core.feature
+                          WHERE feature_id = t.from_permit_id),
+                         'District project ' || t.from_district_project),
                 (SELECT feature_key FROM core.feature WHERE feature_id = t.to_permit_id),
                 ledger.change_words(TG_OP, t.version_id, cur.version_id))
   FROM changed_rows t
@@ -292,13 +294,16 @@ BEGIN
   LEFT JOIN core.credit_transfer cur
     ON TG_OP = 'UPDATE' AND cur.credit_transfer_id = t.credit_transfer_id
    AND cur.valid_to IS NULL
-  CROSS JOIN LATERAL (VALUES (t.from_permit_id), (t.to_permit_id), (cur.from_permit_id),
-                             (cur.to_permit_id)) AS x(permit_id)
-  WHERE x.permit_id IS NOT NULL;
+  CROSS JOIN LATERAL (VALUES (t.from_permit_id, NULL::text), (t.to_permit_id, NULL),
+                             (cur.from_permit_id, NULL), (cur.to_permit_id, NULL),
+                             (NULL, t.from_district_project),
+                             (NULL, cur.from_district_project)) AS x(permit_id, project)
+  WHERE x.permit_id IS NOT NULL OR x.project IS NOT NULL;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ledger.queue_transfer_change() IS
-  'Trigger (credit_transfer): queues the giving and the receiving permit.';
+  'Trigger (credit_transfer): queues the giver (a permit or a District project) and the '
+  'receiving permit.';
 
 -- Changes that can move every figure of a plan area (its boundary, its parameters).
 CREATE OR REPLACE FUNCTION ledger.queue_plan_change() RETURNS trigger

@@ -128,7 +128,9 @@ def test_a_basin_drawn_over_a_district_project_earns_nothing_there(engine: sa.En
     ledger.recompute(db_url)
     with engine.connect() as conn:
         assert credit(conn) == {"24-001": d("2.4711")}
-        assert s.plan_row(conn)["credit_acres"] == d("4.9421")
+        # two owners of 2.4711 published each (2.47105 exact): the plan's published credit is
+        # the sum of its owners' published figures (docs/ledger.md section 4)
+        assert s.plan_row(conn)["credit_acres"] == d("4.9422")
     check_invariants(engine, db_url)
 
 
@@ -303,3 +305,64 @@ def test_a_road_with_no_impact_polygon_is_an_error_and_still_counted(engine: sa.
         s.impact(conn, p, "fill", (0, 0, 100, 50), "road-fill")
     assert findings(engine, "impact_not_drawn") == []
     assert outcome(engine, "24-001", "impact_not_drawn") == "pass"
+
+
+# -- District projects give credit (issue 17, point 4) ---------------------------------------
+
+
+def _project_transfer(conn: sa.Connection, to_id: int, acres_: str, key: str) -> int:
+    return conn.execute(sa.text(
+        "INSERT INTO core.credit_transfer (plan_area_id, from_district_project, to_permit_id, "
+        "acres, transferred_on, source_fid) VALUES (1, 'Bank', :t, :a, '2024-06-01', :k) "
+        "RETURNING credit_transfer_id"), {"t": to_id, "a": acres_, "k": key}).scalar_one()
+
+
+def test_a_permit_draws_credit_from_the_districts_project(engine: sa.Engine,
+                                                          db_url: str) -> None:
+    """The District's certified bank BASIN holds 2.4711 ac. 24-001 fills 5,000 m^2 of W1
+    (1.2355 ac required) and draws 1.2355 ac from the bank: 24-001 balances at 0 and the
+    bank keeps 2.4711 - 1.2355 = 1.2356 published, the plan's balance."""
+    with engine.begin() as conn:
+        layout(conn)
+        s.replacement(conn, None, BASIN, "bank-1", district_project="Bank",
+                      status_on="2023-09-01")
+        p = s.permit(conn, "24-001")
+        s.impact(conn, p, "fill", (0, 0, 100, 50), "fill-1")
+    ledger.recompute(db_url)
+    with engine.begin() as conn:
+        _project_transfer(conn, p, "1.2355", "T-bank-1")
+    ledger.recompute(db_url)
+    with engine.connect() as conn:
+        row = s.permit_rows(conn)["24-001"]
+        assert (row["transfer_in_acres"], row["balance_acres"], row["status"]) == (
+            d("1.2355"), d("0.0000"), "balanced")
+        out = conn.execute(sa.text(
+            "SELECT sum(acres_exact) FROM pub.ledger_entry WHERE district_project = 'Bank' "
+            "AND measure = 'transfer_out'")).scalar_one()
+        assert out == d("1.2355")
+        plan = s.plan_row(conn)
+        # published: the bank's credit 2.4711 less the 1.2355 it gave; 24-001 balances at 0
+        assert plan["balance_acres"] == d("2.4711") - d("1.2355")
+    check_invariants(engine, db_url)
+
+
+def test_a_transfer_beyond_the_projects_surplus_is_refused(engine: sa.Engine,
+                                                           db_url: str) -> None:
+    with engine.begin() as conn:
+        layout(conn)
+        s.replacement(conn, None, BASIN, "bank-1", district_project="Bank",
+                      status_on="2023-09-01")
+        p = s.permit(conn, "24-001")
+    import pytest
+
+    with pytest.raises(sa.exc.DBAPIError,
+                       match=r"from District project Bank to permit 24-001 exceeds the giving "
+                             r"District project's surplus of 2\.4711 acres"), \
+            engine.begin() as conn:
+        _project_transfer(conn, p, "2.5", "T-too-much")
+    with engine.begin() as conn:  # a transfer names one giver, never two or none
+        with pytest.raises(sa.exc.IntegrityError, match="one_giver"), conn.begin_nested():
+            conn.execute(sa.text(
+                "INSERT INTO core.credit_transfer (plan_area_id, to_permit_id, acres, "
+                "transferred_on, source_fid) VALUES (1, :t, 1, '2024-06-01', 'T-none')"),
+                {"t": p})
