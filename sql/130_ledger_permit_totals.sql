@@ -217,9 +217,9 @@ COMMENT ON FUNCTION ledger.permit_totals(bigint) IS
   'A permit''s totals computed now from the inputs (not from the posted ledger): impact, '
   'required, counted credit (own), proposed and constructed credit, transfers, balance.';
 
--- A transfer larger than the giver's surplus is refused when it is recorded (a deferred
--- constraint trigger, so a batch of transfers and permits loaded together is judged at
--- commit). The giver is a permit or a District replacement project (the plan area's own
+-- A transfer larger than the giver's surplus, as published (4 decimals), is refused when it
+-- is recorded (a deferred constraint trigger, so a batch of transfers and permits loaded
+-- together is judged at commit). The giver is a permit or a District replacement project (the plan area's own
 -- replacement, which permittees draw from), with the same check. Later changes can still push
 -- the giver into deficit; the ledger then shows that deficit on the giver, as it is
 -- (docs/ledger.md).
@@ -236,9 +236,13 @@ BEGIN
     RETURN NULL;                              -- no longer current at commit: nothing to judge
   END IF;
   PERFORM ledger.owner_lock(NEW.from_permit_id, NEW.from_district_project);
-  SELECT m.credit_acres, m.transfer_in_acres, m.transfer_out_acres, m.required_acres,
-         m.credit_acres + m.transfer_in_acres - m.transfer_out_acres - m.required_acres
-           AS balance_acres
+  -- judged on the figures as published: each measure of an owner rounded to 4 decimals
+  -- (the ledger allocates the rounding so its lines add up to exactly these, sql/160)
+  SELECT round(m.credit_acres, 4) AS credit_acres, round(m.transfer_in_acres, 4)
+           AS transfer_in_acres, round(m.transfer_out_acres, 4) AS transfer_out_acres,
+         round(m.required_acres, 4) AS required_acres,
+         round(m.credit_acres, 4) + round(m.transfer_in_acres, 4)
+         - round(m.transfer_out_acres, 4) - round(m.required_acres, 4) AS balance_acres
   INTO t
   FROM ledger.owner_measures(
          NEW.plan_area_id,
@@ -252,7 +256,7 @@ BEGIN
                  AND (c.from_permit_id = NEW.from_permit_id
                       OR c.from_district_project = NEW.from_district_project)), 0))
              + NEW.acres;
-  IF NEW.acres > surplus + 0.00005 THEN       -- half the reporting unit (4 decimals)
+  IF NEW.acres > surplus THEN
     giver := CASE WHEN NEW.from_permit_id IS NOT NULL THEN 'permit' ELSE 'District project'
              END;
     RAISE EXCEPTION 'credit transfer of % acres from % % to permit % exceeds the giving %''s '

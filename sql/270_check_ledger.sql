@@ -7,7 +7,7 @@
 --                        a warning when proposed or constructed credit (not yet counted) would
 --                        cover it, naming what is pending. The same for the plan area as a
 --                        whole (a District-level finding: permit NULL). Read from the posted
---                        ledger (the nightly recomputes before it checks).
+--                        ledger's published figures (the nightly recomputes before it checks).
 --   credit_overlap       each wetland replacement feature of a permit that overlaps ground an
 --                        older claim holds (sql/120 ledger.claim_key: decision date, then entry
 --                        order): the later owner earns nothing there (the ledger excludes it);
@@ -32,27 +32,29 @@ COMMENT ON FUNCTION checks.pending_statuses(integer, date) IS
 CREATE OR REPLACE FUNCTION checks.check_balance(p_plan_area_id integer,
                                                 p_permit_id bigint DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
+  -- the published figures (pub.permit_balance, pub.plan_balance), so that a finding and the
+  -- balance staff read never disagree by a last-digit rounding; credit_acres is net of
+  -- transfers there
   WITH per AS (
-    SELECT ps.permit_id, ps.permit_no, checks.pending_statuses(p_plan_area_id, ps.baseline_on)
-             AS pending_statuses, m.*
+    SELECT ps.permit_id, pb.permit_no, pb.required_acres, pb.credit_acres,
+           pb.credit_proposed_acres, pb.credit_constructed_acres,
+           checks.pending_statuses(p_plan_area_id, ps.baseline_on) AS pending_statuses
     FROM checks.permit_site ps
-    CROSS JOIN LATERAL ledger.permit_measures(ps.permit_id, 'infinity') m
+    JOIN pub.permit_balance pb ON pb.permit_id = ps.permit_id
     WHERE ps.plan_area_id = p_plan_area_id AND ps.decided
       AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
   ), plan AS (
-    SELECT NULL::bigint AS permit_id, NULL::text AS permit_no,
-           checks.pending_statuses(p_plan_area_id, current_date) AS pending_statuses,
-           m.impact, m.required, m.credit, m.transfer_in, m.transfer_out, m.credit_proposed,
-           m.credit_constructed, m.credit_hosted, true AS has_entries
-    FROM ledger.plan_measures(p_plan_area_id, 'infinity') m
-    WHERE p_permit_id IS NULL
+    SELECT NULL::bigint, NULL::text, pl.required_acres, pl.credit_acres,
+           pl.credit_proposed_acres, pl.credit_constructed_acres,
+           checks.pending_statuses(p_plan_area_id, current_date)
+    FROM pub.plan_balance pl
+    WHERE pl.plan_area_id = p_plan_area_id AND p_permit_id IS NULL
   ), b AS (
-    SELECT x.*,
-           round(x.required - (x.credit + x.transfer_in - x.transfer_out), 4) AS short,
-           round(CASE WHEN 'proposed' = ANY (x.pending_statuses) THEN x.credit_proposed
-                      ELSE 0 END
-                 + CASE WHEN 'constructed' = ANY (x.pending_statuses)
-                        THEN x.credit_constructed ELSE 0 END, 4) AS pending
+    SELECT x.*, x.required_acres - x.credit_acres AS short,
+           CASE WHEN 'proposed' = ANY (x.pending_statuses) THEN x.credit_proposed_acres
+                ELSE 0 END
+           + CASE WHEN 'constructed' = ANY (x.pending_statuses) THEN x.credit_constructed_acres
+                  ELSE 0 END AS pending
     FROM (SELECT * FROM per UNION ALL SELECT * FROM plan) x
   )
   SELECT '7(b)', 'replacement_deficit',
@@ -62,25 +64,21 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          CASE WHEN b.short <= 0
               THEN format('%s: %s acres required, %s acres counted with transfers',
                           coalesce('permit ' || b.permit_no, 'the plan area'),
-                          round(b.required, 4),
-                          round(b.credit + b.transfer_in - b.transfer_out, 4))
+                          b.required_acres, b.credit_acres)
               WHEN b.pending >= b.short
               THEN format('%s is short %s acres of counted replacement (%s required, %s '
                           'counted with transfers); pending credit would cover it: %s acres '
                           'constructed, %s acres proposed, not yet at the counted status',
                           coalesce('permit ' || b.permit_no, 'the plan area'), b.short,
-                          round(b.required, 4),
-                          round(b.credit + b.transfer_in - b.transfer_out, 4),
-                          round(b.credit_constructed, 4), round(b.credit_proposed, 4))
+                          b.required_acres, b.credit_acres, b.credit_constructed_acres,
+                          b.credit_proposed_acres)
               ELSE format('%s is short %s acres of replacement (%s required, %s counted with '
                           'transfers, %s pending)',
                           coalesce('permit ' || b.permit_no, 'the plan area'), b.short,
-                          round(b.required, 4),
-                          round(b.credit + b.transfer_in - b.transfer_out, 4), b.pending)
+                          b.required_acres, b.credit_acres, b.pending)
               END,
          NULL::geometry
   FROM b
-  WHERE b.has_entries OR b.permit_id IS NOT NULL
 $$;
 COMMENT ON FUNCTION checks.check_balance(integer, bigint) IS
   '7(b): each approved permit''s (and the plan area''s) shortfall of counted replacement, from '

@@ -27,7 +27,8 @@ P2 = (500, 0, 1000, 500)
 def _site(engine: sa.Engine) -> int:
     """One wetland, two parcels, permit 25-001: fill 100 m x 100 m of wetland on P-1
     (2.4711 ac required), certified replacement 100 m x 50 m on P-2 (1.2355 ac credit, all of it
-    allocated to P-1, where the impact is): P-1 balance -1.2355 (deficit)."""
+    allocated to P-1, where the impact is): P-1 balance 1.2355 - 2.4711 = -1.2356 as published
+    (deficit)."""
     with engine.begin() as conn:
         s.plan_boundary(conn, at(-1000, -1000, 5000, 5000))
         d = s.delineation(conn, "D-1", at(0, 0, 1000, 1000), "2020-01-01")
@@ -53,7 +54,7 @@ def test_first_run_then_nothing_then_one_change(db_url, engine, tmp_path):
     assert (first.status, first.changed, first.previous_run_id) == ("done", True, None)
     assert first.entries_posted > 0
     assert round(first.plan_required_acres, 4) == 2.4711
-    assert round(first.plan_balance_acres, 4) == -1.2355
+    assert round(first.plan_balance_acres, 4) == -1.2356
     with engine.connect() as conn:
         check_run, ledger_run = conn.execute(sa.text(
             "SELECT check_run_id, ledger_run_id FROM ops.run WHERE run_id = :r"),
@@ -69,7 +70,7 @@ def test_first_run_then_nothing_then_one_change(db_url, engine, tmp_path):
     assert first.entries_posted == n_entries
     p1 = next(c for c in changes if c["pin"] == "P-1")
     assert (p1["status_before"], p1["status_after"]) == ("none", "deficit")
-    assert p1["balance_after"] == Decimal("-1.2355")
+    assert p1["balance_after"] == Decimal("-1.2356")
 
     # The same night again: nothing posted, nothing new, a run record that says so.
     second = _reconcile(db_url, reports)
@@ -107,8 +108,8 @@ def test_first_run_then_nothing_then_one_change(db_url, engine, tmp_path):
             "SELECT count(*) FROM ops.run_finding_change(:r) WHERE change = 'new'"),
             {"r": third.run_id}).scalar_one()
     assert (p1["pin"], p1["balance_before"], p1["balance_after"]) == (
-        "P-1", Decimal("-1.2355"), Decimal("-3.7066"))
-    assert p1["balance_change"] == Decimal("-2.4711")
+        "P-1", Decimal("-1.2356"), Decimal("-3.7066"))
+    assert p1["balance_change"] == Decimal("-2.4710")  # -3.7066 - (-1.2356), as published
     assert third.findings_new == new_rows
     assert round(third.plan_required_acres, 4) == 4.9421
     assert (third.report_path.parent / "balance_map.png").is_file()  # a full report again
@@ -129,7 +130,7 @@ def test_report_folder_has_page_csv_gpkg_and_maps(db_url, engine, tmp_path):
     with (folder / "parcel_balance.csv").open() as f:
         rows = {r["pin"]: r for r in csv.DictReader(f)}
     assert set(rows) == {"P-1", "P-2"}
-    assert (rows["P-1"]["balance_acres"], rows["P-1"]["status"]) == ("-1.2355", "deficit")
+    assert (rows["P-1"]["balance_acres"], rows["P-1"]["status"]) == ("-1.2356", "deficit")
     assert rows["P-1"]["changed_since_previous_run"] == "true"
     assert rows["P-2"]["credit_hosted_acres"] == "1.2355"
     layers = dict(pyogrio.list_layers(folder / "findings.gpkg"))

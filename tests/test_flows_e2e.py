@@ -73,7 +73,7 @@ def test_nightly_flow_through_prefect(prefect_server, db_url, engine, tmp_path):
     assert "Since the start (this is the first run): 2 file(s) loaded, 1 quarantined" in \
         first.report_path.read_text()
     assert (first.report_path.parent / "parcel_balance.csv").is_file()
-    assert first.entries_posted > 0 and round(first.plan_balance_acres, 4) == -1.2355
+    assert first.entries_posted > 0 and round(first.plan_balance_acres, 4) == -1.2356
     with engine.connect() as conn:
         record = conn.execute(sa.text("SELECT * FROM ops.run WHERE run_id = :r"),
                               {"r": first.run_id}).mappings().one()

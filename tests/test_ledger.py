@@ -209,13 +209,14 @@ def test_credit_transfer(engine: sa.Engine, db_url: str) -> None:
         permits = s.permit_rows(conn)
         assert figures(permits, "transfer_in_acres", "transfer_out_acres", *BAL) == {
             # 20,000 m^2 = 4.9421 ac of credit, 1 ac given: 3.9421; owes 10,000 m^2
-            "24-001": (d("0.0000"), d("1.0000"), d("2.4711"), d("3.9421"), d("1.4711"),
+            # published: 3.9421 - 2.4711 = 1.4710 (the exact 1.47105 would round up)
+            "24-001": (d("0.0000"), d("1.0000"), d("2.4711"), d("3.9421"), d("1.4710"),
                        "surplus"),
             # owes 5,000 m^2 = 1.2355 ac, holds the 1 ac received
             "24-002": (d("1.0000"), d("0.0000"), d("1.2355"), d("1.0000"), d("-0.2355"),
                        "deficit")}
         assert figures(s.parcel_rows(conn), *BAL) == {
-            "A-1": (d("2.4711"), d("3.9421"), d("1.4711"), "surplus"),
+            "A-1": (d("2.4711"), d("3.9421"), d("1.4710"), "surplus"),
             "C-1": (d("1.2355"), d("1.0000"), d("-0.2355"), "deficit")}
         plan = s.plan_row(conn)   # 20,000 - 15,000 m^2: transfers cancel out plan-wide
         assert (plan["required_acres"], plan["credit_acres"], plan["balance_acres"]) == (
@@ -229,10 +230,10 @@ def test_transfer_beyond_the_givers_surplus_is_refused(engine: sa.Engine, db_url
         s.transfer(conn, giver, taker, "1.0", "T-1")
     with pytest.raises(sa.exc.DBAPIError, match=r"credit transfer of 1\.5000 acres from permit "
                        r"24-001 to permit 24-002 exceeds the giving permit's surplus of "
-                       r"1\.4711 acres"), engine.begin() as conn:
+                       r"1\.4710 acres"), engine.begin() as conn:
         s.transfer(conn, giver, taker, "1.5", "T-2")
-    with engine.begin() as conn:          # exactly the surplus is allowed
-        s.transfer(conn, giver, taker, "1.4711", "T-3")
+    with engine.begin() as conn:          # exactly the surplus, as published, is allowed
+        s.transfer(conn, giver, taker, "1.4710", "T-3")
     ledger.recompute(db_url)
     with engine.connect() as conn:
         assert s.permit_rows(conn)["24-001"]["balance_acres"] == d("0.0000")
@@ -247,7 +248,9 @@ def test_permit_with_replacement_and_no_impact(engine: sa.Engine, db_url: str) -
     ledger.recompute(db_url)
     with engine.connect() as conn:
         assert figures(s.parcel_rows(conn), "credit_proposed_acres", *BAL) == {
-            "A-1": (d("0.0000"), d("0.0000"), d("1.4826"), d("1.4826"), "surplus"),
+            # 6,000 m^2 (1.48263) and 4,000 m^2 (0.98842) of one 2.4711 ac basin: the
+            # largest remainder takes the last 0.0001, so the parcels add up to 2.4711
+            "A-1": (d("0.0000"), d("0.0000"), d("1.4827"), d("1.4827"), "surplus"),
             "B-1": (d("0.6178"), d("0.0000"), d("0.9884"), d("0.9884"), "surplus")}
         plan = s.plan_row(conn)
         assert (plan["credit_acres"], plan["credit_proposed_acres"], plan["status"]) == (
@@ -264,7 +267,9 @@ def test_wetland_crossing_two_parcels(engine: sa.Engine, db_url: str) -> None:
     ledger.recompute(db_url)
     with engine.connect() as conn:
         assert figures(s.parcel_rows(conn), "credit_hosted_acres", *BAL) == {
-            "A-1": (d("0.0000"), d("1.7297"), d("1.7297"), d("0.0000"), "balanced"),
+            # 7,000 m^2 (1.72974) and 3,000 m^2 (0.74132): the last 0.0001 of 2.4711 goes to
+            # the larger remainder, so A-1 and B-1 add up to the permit's 2.4711
+            "A-1": (d("0.0000"), d("1.7298"), d("1.7298"), d("0.0000"), "balanced"),
             "B-1": (d("0.0000"), d("0.7413"), d("0.7413"), d("0.0000"), "balanced"),
             "C-1": (d("2.4711"), d("0.0000"), d("0.0000"), d("0.0000"), "none")}
     check_invariants(engine, db_url)

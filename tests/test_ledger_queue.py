@@ -80,9 +80,10 @@ def test_one_changed_wetland_posts_only_for_the_parcels_it_touches(engine: sa.En
             {"r": posted.run_id}).scalars().all()
         assert pins == ["B-1"]
         b1 = s.parcel_rows(conn)["B-1"]
-        # 5,000 m^2 of W2 left under the fill; its 10,000 m^2 basin (2.4711 ac) stays counted
+        # 5,000 m^2 of W2 left under the fill; its 10,000 m^2 basin (2.4711 ac) stays
+        # counted: 2.4711 - 1.2355 = 1.2356 as published
         assert (b1["required_acres"], b1["credit_acres"], b1["balance_acres"]) == (
-            Decimal("1.2355"), Decimal("2.4711"), Decimal("1.2355"))
+            Decimal("1.2355"), Decimal("2.4711"), Decimal("1.2356"))
 
 
 def test_two_concurrent_recomputes_do_not_double_post(engine: sa.Engine, db_url: str) -> None:
@@ -226,7 +227,8 @@ def test_district_project_credit_counts_on_its_parcels_and_plan_wide(engine: sa.
         plan = s.plan_row(conn)
         assert (plan["required_acres"], plan["credit_acres"],
                 plan["district_project_credit_acres"], plan["balance_acres"]) == (
-            Decimal("2.4711"), Decimal("4.9421"), Decimal("4.9421"), Decimal("2.4711"))
+            Decimal("2.4711"), Decimal("4.9421"), Decimal("4.9421"),
+            Decimal("2.4710"))  # 4.9421 - 2.4711, as published
         parcels = s.parcel_rows(conn)
         assert (parcels["A-1"]["status"], parcels["C-1"]["balance_acres"]) == (
             "deficit", Decimal("4.9421"))
@@ -255,9 +257,10 @@ def test_a_split_parcel_takes_over_the_entries(engine: sa.Engine, db_url: str) -
     ledger.recompute(db_url)
     with engine.connect() as conn:
         now = {k: (r["required_acres"], r["status"]) for k, r in s.parcel_rows(conn).items()}
-        # 50 x 100 m on A-2, 50 x 100 m on A-3: 5,000 m^2 = 1.2355 ac each
+        # 50 x 100 m on A-2, 50 x 100 m on A-3: 5,000 m^2 = 1.23553 ac each; the permit's
+        # 2.4711 splits by largest remainder (equal: the higher parcel id takes the 0.0001)
         assert now == {"A-2": (Decimal("1.2355"), "deficit"),
-                       "A-3": (Decimal("1.2355"), "deficit"),
+                       "A-3": (Decimal("1.2356"), "deficit"),
                        "B-1": (Decimal("0.0000"), "none"), "C-1": (Decimal("0.0000"), "none")}
         then = s.parcel_rows(conn, at=t1)
         assert then["A-1"]["required_acres"] == Decimal("2.4711") and "A-2" not in then

@@ -184,7 +184,7 @@ def test_the_nightly_reports_what_the_watcher_posted_between_runs(
         engine: sa.Engine, db_url: str, tmp_path: Path) -> None:
     """The nightly stays the run of record: what the service posted since the previous night
     shows in its comparison, its headline and its summary, though the night posts nothing.
-    A-1 balance: credit 4.9421 - required 2.4711 = +2.4711; after the fill shrinks to
+    A-1 balance: credit 4.9421 - required 2.4711 = +2.4710 as published; after the fill shrinks to
     (50,0)-(100,100), 5,000 m^2 = 1.2355 ac: 4.9421 - 1.2355 = +3.7066."""
     from decimal import Decimal
 
@@ -213,7 +213,7 @@ def test_the_nightly_reports_what_the_watcher_posted_between_runs(
         (a1,) = conn.execute(sa.text("SELECT * FROM ops.run_parcel_change(:r)"),
                              {"r": second.run_id}).mappings().all()
     assert (a1["pin"], a1["balance_before"], a1["balance_after"]) == (
-        "A-1", Decimal("2.4711"), Decimal("3.7066"))
+        "A-1", Decimal("2.4710"), Decimal("3.7066"))  # 4.9421 - 2.4711, as published
     assert f"ledger: 0 entries posted (and {posted} since run {first.run_id} by other " in (
         "\n".join(second.lines()))
     assert (f"0 ledger entries posted (and {posted} by other recomputes in between"
