@@ -1,4 +1,4 @@
-"""A synthetic CWMP plan area for demos and tests: every Rule M layer, sixteen permits, each one
+"""A synthetic CWMP plan area for demos and tests: every Rule M layer, seventeen permits, each one
 built to exercise one case of the ledger and the checks; together they fail every check of the
 catalogue (``checks.rule_check``) at least once, and three of them pass every check.
 
@@ -35,14 +35,17 @@ permit case what it exercises                                impact ac credit ac
             credit), 16 m (52.49 ft) buffer incl. a 30x30 m              transferred)
             upland island, 11 markers 50 m (164.04 ft) apart,
             gives 0.15 ac to 24-002 and 0.15 ac to 24-008
-24-002 2    impact on R2-03 (fill 100x50 m W-011), replaced   1.2355    1.1120    +0.0264
+24-002 2    impact on R2-03 (fill 100x50 m W-011), replaced   1.2355    1.1120    +0.0265
             on R1-04 (100x45 m, into C-ranked upland: allowed)          (+0.15 in)
-24-003 3    drain_partial of W-012 (100x100 m x 0.5); public  1.2355    1.5815    +0.3459
+24-003 3    drain_partial of W-012 (100x100 m x 0.5); public  1.2355    1.5815    +0.3460
             land: buffer agreement, flush markers, 8 ft trail
+            (74.02 ft of the 82.02 ft buffer count)
 24-004 4    narrow buffer: 100 m stretch 40 ft wide, mean     1.7297    2.2239    +0.4942
             47.50 ft < 50; 12 ft trail (> 10 ft) enclosed
-24-005 5    markers: none at the x=1500 lot line, gaps of     0.7413    1.4826    +0.7413
-            328.08 ft and 492.13 ft (> 200 ft)
+24-005 5    markers: none at the x=1500 lot line, gaps of     0.8303    1.4826    +0.6523
+            328.08 ft and 492.13 ft (> 200 ft); forcemain
+            trenched 3x120 m through W-003 under a variance
+            with no impact polygon: fill all the same (7(b))
 24-006 6    fill 40x80 m of B-ranked W-016 (7(c)(i)); 40x100  0.7907    1.9768    +1.1861
             m of the replacement dug into BC upland (7(c)(ii))
 24-007 7    easement misses 40x46 m (0.4547 ac) of buffer     1.1861    2.2239    +1.0378
@@ -73,7 +76,13 @@ permit case what it exercises                                impact ac credit ac
             on A/D muck (0.0297 ac); V_CD 8,895 ft^3 met by
             2,000 of biofiltration, no wet pond
 24-016 16   baseline 2019-06-15, before D-2019-01's approval: 0         0         0
-            all 21.8441 ac of R1-07 undelineated (3(e))
+            all 21.8441 ac of R1-07 undelineated (3(e));
+            a 20x20 m corner of its subwatershed without land
+            cover (5(c)(i)): its volumes not evaluated
+24-017 17   fill 50x50 m of W-018; its replacement basin      0.6178    0         -0.6178
+            100x80 m lies on the District's older,
+            certified Lateral 2 restoration: no credit
+            (7(b) credit_overlap), so in deficit
 ====== ==== ================================================ ========= ========= ==========
 
 Also: a District project replacement (2.9653 ac certified, no permit), a re-delineation of
@@ -93,12 +102,12 @@ type and a functional assessment (3(e)); buffers are 16 m, not exactly 50 ft, so
 cannot fail a passing permit. Buffers run lot line to lot line: a transect taken exactly on a
 lot line runs along the buffer's side.
 
-How the later permits (24-009 to 24-016) fail only what they were built to fail, and what was
+How the later permits (24-009 to 24-017) fail only what they were built to fail, and what was
 decided where the checks allowed a choice:
 
-* They impact no wetland (only the first eight do), so their ledger figures are zero but for
-  24-011's banked credit, and the plan totals change only by that surplus on R4-10. Each stands
-  on parcels no other permit uses (R1-01, R1-02, R4-10, R1-05, R2-08, R3-01, R2-09, R1-07); the
+* They impact no wetland (only the first eight and 24-017 do), so their ledger figures are zero
+  but for 24-011's banked credit and 24-017's deficit. Each stands on parcels no other permit
+  uses (R1-01, R1-02, R4-10, R1-05, R2-08, R3-01, R2-09, R1-07, R4-08); the
   first eight permits' features, keys and figures are unchanged (``build`` makes the later
   permits after the plan records, so no key shifts). Shared layers grew by one Figure 5 zone
   (F5-006, where no other replacement lies) and lost W-019's type and assessment (no other
@@ -254,7 +263,7 @@ DEMO_CASES: dict[str, dict[str, Any]] = {
         "new_impervious_sqft": 8073,  # 30 m x 25 m (a 400 m^2 existing farmhouse is not new)
         "stormwater": {"SW-002": {"v_ab_cuft": 3499, "v_cd_cuft": 5915,
                                   "infiltration": 3200, "pretreatment": 500,
-                                  "biofiltration": 1500, "wet_pond": 4700}},
+                                  "biofiltration": 1900, "wet_pond": 4700}},
         "hydroperiod": {"W-002": ("moderate", 0.3, 1.0)},
     },
     "24-003": {
@@ -271,8 +280,9 @@ DEMO_CASES: dict[str, dict[str, Any]] = {
         "transfers_out_acres": 0.0,
         "balance_acres": 0.3459,
         "credit_by_parcel_acres": {"R3-08": 1.5815},
-        # 25 m buffer with an 8 ft trail 16 m out: the effective width stops at the trail
-        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 250.0,
+        # 25 m buffer with an 8 ft trail 16 m out: the trail's 8 ft do not count, the buffer
+        # beyond it does (6(f)(iv)): 82.02 - 8 = 74.02 ft
+        "buffer": {"width_ft": 74.02, "min_ft": 74.02, "mean_ft": 74.02, "edge_m": 250.0,
                    "declared_width_ft": 82.02, "trail_width_ft": 8.0},
         "markers": {"count": 6, "max_gap_ft": 164.04, "lot_line_crossings": 2,
                     "unmarked_crossings": 0, "type": "flush"},
@@ -299,12 +309,13 @@ DEMO_CASES: dict[str, dict[str, Any]] = {
         "transfers_out_acres": 0.0,
         "balance_acres": 0.4942,
         "credit_by_parcel_acres": {"R2-04": 2.2239},
-        # x 1000-1150 (150 m): buffer 25 m with a 12 ft trail from 16 m to 19.66 m out, so the
-        # effective width is 16 m (52.49 ft); x 1150-1250 (100 m): buffer 40 ft (12.192 m).
+        # x 1000-1150 (150 m): buffer 19.66 m ending at the outer side of a 12 ft trail 16 m
+        # out, so the effective width is 16 m (52.49 ft); x 1150-1250 (100 m): buffer 40 ft
+        # (12.192 m).
         # Mean (150 x 16 + 100 x 12.192) / 250 m = 14.4768 m = 47.50 ft < 50; min 40 ft >= 25.
-        # Ignoring the trail the mean would be 65.21 ft: the finding needs trail subtraction.
+        # Ignoring the trail the mean would be 54.70 ft: the finding needs trail subtraction.
         "buffer": {"width_ft": 52.49, "narrow_width_ft": 40.0, "narrow_length_m": 100.0,
-                   "min_ft": 40.0, "mean_ft": 47.50, "mean_ignoring_trail_ft": 65.21,
+                   "min_ft": 40.0, "mean_ft": 47.50, "mean_ignoring_trail_ft": 54.70,
                    "edge_m": 250.0, "trail_width_ft": 12.0},
         "markers": {"count": 7, "max_gap_ft": 164.04, "lot_line_crossings": 2,
                     "unmarked_crossings": 0},
@@ -317,18 +328,21 @@ DEMO_CASES: dict[str, dict[str, Any]] = {
     },
     "24-005": {
         "case": 5,
-        "title": "missing buffer markers",
-        "fails": ("6(b) marker_gap", "6(b) marker_lot_line"),
+        "title": "missing buffer markers; a utility in wetland with no impact polygon",
+        "fails": ("6(b) marker_gap", "6(b) marker_lot_line", "7(b) impact_not_drawn"),
         "triggers": ("2(a)(i)", "2(a)(iii)"),
         "parcels": ("R2-05", "R2-06"),
-        "impacts": {"W-014": ("excavate", 3_000.0)},  # 60 m x 50 m
-        "impact_acres": 0.7413,
+        # 60 m x 50 m excavated; the forcemain (variance V-24-03) trenched 3 m x 120 m through
+        # W-003 is fill all the same (7(b)), 360 m^2 = 0.0890 ac, with no impact polygon
+        "impacts": {"W-014": ("excavate", 3_000.0), "W-003": ("fill", 360.0)},
+        "impact_acres": 0.8303,
+        "utility_not_drawn_acres": 0.0890,
         "credit_acres": 1.4826,  # certified 100 m x 60 m; a constructed cell adds 1.4826
         "constructed_acres": 1.4826,
         "upland_replacement_acres": 0.0,
         "transfers_in_acres": 0.0,
         "transfers_out_acres": 0.0,
-        "balance_acres": 0.7413,
+        "balance_acres": 0.6523,  # 1.4826 - 0.8303
         "credit_by_parcel_acres": {"R2-05": 1.4826},
         "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 500.0},
         # markers at x 1250..1450, 1550, 1700, 1750 on the upland edge y = 864: none at the
@@ -437,8 +451,11 @@ DEMO_CASES: dict[str, dict[str, Any]] = {
         "title": "incomplete application under review: submittals missing before a decision",
         "status": "under_review",
         # declarations and easements are conditions of issuance: warnings before the decision
+        # no hydroperiod record although it grades and adds impervious surface: 5(d) bounce
+        # and inundation are not evaluated (errors, never a pass)
         "fails": ("3(e) type_determination", "3(e) functional_assessment",
                   "3(f) ditch_determination", "5(c) stormwater_subwatersheds",
+                  "5(d) bounce", "5(d) inundation",
                   "5(e) declaration_missing", "8 easement_coverage"),
         "warnings": ("5(e) declaration_missing", "8 easement_coverage"),
         "triggers": ("2(a)(iii)",),
@@ -609,8 +626,14 @@ DEMO_CASES: dict[str, dict[str, Any]] = {
     },
     "24-016": {
         "case": 16,
-        "title": "after-the-fact permit measured before any delineation was approved",
-        "fails": ("3(e) delineation_approved",),
+        "title": "after-the-fact permit measured before any delineation was approved; its "
+                 "land cover leaves a corner of the subwatershed blank",
+        # the blank 20 m x 20 m corner (400 m^2 = 0.0988 ac) has no land cover: 5(c)(i) is an
+        # error and the volume checks of SW-016 are not evaluated (never a pass)
+        "fails": ("3(e) delineation_approved", "5(c)(i) land_cover_coverage",
+                  "5(c)(ii) infiltration_volume", "5(c)(iii) biofiltration_share",
+                  "5(c)(iii) cd_volume"),
+        "uncovered_acres": 0.0988,
         "baseline_on": "2019-06-15",  # D-2019-01 was approved 2019-08-06
         "triggers": ("2(a)(iii)",),
         "parcels": ("R1-07",),
@@ -627,6 +650,32 @@ DEMO_CASES: dict[str, dict[str, Any]] = {
         "stormwater": {"SW-016": {"v_ab_cuft": 1728, "v_cd_cuft": 0,
                                   "infiltration": 1700, "pretreatment": 300}},
         "hydroperiod": {"W-003": ("slight", 0.5, 5.0)},
+    },
+    "24-017": {
+        "case": 17,
+        "title": "replacement claimed on ground the District's own project already counts",
+        # the basin (1150-1250, 1300-1380) lies inside the District's Lateral 2 restoration
+        # (certified 2022-10-01, an older claim than this permit's 2025-04-08 decision): the
+        # permit earns nothing there (7(b) credit_overlap, an error: the District's ground is
+        # certified) and so owes its whole fill (7(b) replacement_deficit, nothing pending)
+        "fails": ("7(b) credit_overlap", "7(b) replacement_deficit"),
+        "triggers": ("2(a)(i)",),
+        "parcels": ("R4-08",),
+        "impacts": {"W-018": ("fill", 2_500.0)},  # 50 m x 50 m
+        "impact_acres": 0.6178,
+        "credit_acres": 0.0,
+        "overlap_acres": 1.9768,  # 100 m x 80 m, all of the basin
+        "upland_replacement_acres": 0.0,
+        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0,
+        "balance_acres": -0.6178,
+        "credit_by_parcel_acres": {},
+        "buffer": None,
+        "markers": None,
+        "easement_uncovered_acres": 0.0,
+        "declarations": (),
+        "new_impervious_sqft": 0,
+        "stormwater": {},
+        "hydroperiod": {},
     },
 }
 
@@ -840,6 +889,7 @@ class Site:
     # feature credited to the permit), "permit" (the permit's ditch_determined_on), or None.
     ditch_determination: str | None = "ditch"
     easement: bool = True  # recorded (a condition of issuance: none while under review)
+    land_cover_gap: Rect | None = None  # part of the subwatershed the land cover leaves blank
 
 
 def _along(y: float, xs: Iterable[float]) -> tuple[XY, ...]:
@@ -877,7 +927,7 @@ SITES: tuple[Site, ...] = (
         impervious=(("proposed", (810, 490, 840, 515)), ("existing", (920, 430, 940, 450))),
         bmps=(("infiltration", (820, 425, 860, 440), 3200, False),
               ("pretreatment", (845, 445, 860, 455), 500, False),
-              ("biofiltration", (890, 490, 910, 510), 1500, False),
+              ("biofiltration", (890, 490, 910, 510), 1900, False),
               ("wet_pond", (885, 425, 915, 470), 4700, False)),
         hydro=(0.8, 1.1, 3.0, 4.0),
         buffer=((750, 864, 1000, 880),),
@@ -916,15 +966,15 @@ SITES: tuple[Site, ...] = (
         bmps=(("infiltration", (1100, 630, 1140, 645), 1700, False),
               ("pretreatment", (1090, 630, 1098, 645), 300, False)),
         hydro=(0.8, 1.0, 3.0, 4.0),
-        buffer=((1000, 855, 1150, 880), (1150, 880 - 40 * FT_M, 1250, 880)),
-        markers=(*_along(855, range(1000, 1151, 50)),
+        buffer=((1000, 880 - 16 - 12 * FT_M, 1150, 880), (1150, 880 - 40 * FT_M, 1250, 880)),
+        markers=(*_along(880 - 16 - 12 * FT_M, range(1000, 1151, 50)),
                  *_along(880 - 40 * FT_M, range(1150, 1251, 50))),
         trails=(((1000, 880 - 16 - 12 * FT_M, 1150, 864), 12.0),),
     ),
     Site(
         "24-005", "North Metro Homes Inc.",
         "Two-lot subdivision: pond excavated in a shallow open water basin, sanitary forcemain "
-        "bored under the marsh",
+        "trenched across the marsh under a variance, with no impact polygon drawn for it",
         "Rice Creek Wetland Consulting", ("R2-05", "R2-06"),
         "2024-03-18", "2024-05-14", "2024-07-09",
         impacts=(("excavate", (1300, 500, 1360, 550)),),
@@ -1113,6 +1163,18 @@ SITES: tuple[Site, ...] = (
         hydro=(1.1, 1.6, 5.0, 10.0),
         declarations=("fertilizer_snow",), ditch_determination="permit",
         baseline_on="2019-06-15",
+        land_cover_gap=(1640, 310, 1660, 330),
+    ),
+    Site(
+        "24-017", "Birch Street Builders LLC",
+        "Lot fill in a seasonal basin; the replacement it claims is ground of the District's "
+        "Lateral 2 restoration, already counted as the District's credit",
+        "Sandplain Ecological Services", ("R4-08",),
+        "2025-01-13", "2025-03-11", "2025-04-08",
+        impacts=(("fill", (1800, 1750, 1850, 1800)),),
+        replacements=(("wetland", "certified", (1150, 1300, 1250, 1380), "2025-09-15"),),
+        subwatershed=None, receiving=None, impervious=(), bmps=(), hydro=None,
+        declarations=(), ditch_determination="permit",
     ),
 )
 FIRST_EDITION = 8  # SITES[:8] are the demo's first eight permits (see build)
@@ -1433,6 +1495,7 @@ def _build_permits(c: Collector) -> None:
               baseline_on=s.baseline_on, description=s.description,
               involves_subdivision=s.subdivision,
               vegetation_plan_on=s.tep_on if s.buffer and s.vegetation_plan else None,
+              public_land=s.buffer_public,
               species_assessment_on=s.species_assessment_on,
               ditch_determined_on=s.applied_on if s.ditch_determination == "permit" else None)
 
@@ -1614,7 +1677,10 @@ def _site_stormwater(c: Collector, s: Site) -> None:
     hard = polygonal(unary_union([rect(r) for _, r in s.impervious]).intersection(sw))
     c.add("land_cover", c.next_key("LC"), hard, permit_key=s.permit_no,
           cover_class="impervious")
-    c.add("land_cover", c.next_key("LC"), polygonal(sw.difference(hard)),
+    open_space = sw.difference(hard)
+    if s.land_cover_gap:
+        open_space = open_space.difference(rect(s.land_cover_gap))
+    c.add("land_cover", c.next_key("LC"), polygonal(open_space),
           permit_key=s.permit_no, cover_class="open_space_good")
     sw_key = c.add("subwatershed", f"SW-{s.permit_no[-3:]}", sw, permit_key=s.permit_no,
                    name=f"{s.permit_no} site", receiving_wetland_key=s.receiving)
