@@ -660,6 +660,16 @@ def _bootstrap_admin(layout: _Layout, port: int, password: str) -> None:
     )
 
 
+def _login(cur: Any, role: str, attributes: str, password: str, progress: Progress) -> None:
+    """Create the login role if missing and (re)set its attributes and password."""
+    cur.execute("select 1 from pg_roles where rolname = %s", (role,))
+    if cur.fetchone() is None:
+        progress(f"creating role {role}")
+        cur.execute(f"create role {role}")
+    cur.execute(f"alter role {role} login {attributes} password %s",
+                (_scram_verifier(password),))
+
+
 def _provision(layout: _Layout, port: int, state: dict[str, Any], progress: Progress) -> None:
     """Roles, database and extensions; every statement is safe to repeat."""
     pw = state["passwords"]
@@ -669,25 +679,12 @@ def _provision(layout: _Layout, port: int, state: dict[str, Any], progress: Prog
             f"alter role {ADMIN_ROLE} login superuser password %s",
             (_scram_verifier(pw[ADMIN_ROLE]),),
         )
-        cur.execute("select 1 from pg_roles where rolname = %s", (OWNER_ROLE,))
-        if cur.fetchone() is None:
-            progress(f"creating role {OWNER_ROLE}")
-            cur.execute(f"create role {OWNER_ROLE}")
-        cur.execute(
-            f"alter role {OWNER_ROLE} login createdb createrole password %s",
-            (_scram_verifier(pw[OWNER_ROLE]),),
-        )
+        _login(cur, OWNER_ROLE, "createdb createrole", pw[OWNER_ROLE], progress)
         # The group roles (as the migration makes them), and the day-to-day login: a member
         # of rulem_etl that owns nothing, so it writes only through the triggers' rules.
         cur.execute(ROLES_SQL.read_text())
-        cur.execute("select 1 from pg_roles where rolname = %s", (WRITER_ROLE,))
-        if cur.fetchone() is None:
-            progress(f"creating role {WRITER_ROLE}")
-            cur.execute(f"create role {WRITER_ROLE}")
-        cur.execute(
-            f"alter role {WRITER_ROLE} login nosuperuser nocreatedb nocreaterole password %s",
-            (_scram_verifier(pw[WRITER_ROLE]),),
-        )
+        _login(cur, WRITER_ROLE, "nosuperuser nocreatedb nocreaterole", pw[WRITER_ROLE],
+               progress)
         cur.execute(f"grant rulem_etl to {WRITER_ROLE}")
 
         cur.execute(
