@@ -383,6 +383,18 @@ def read_layers(url: str) -> dict[str, gpd.GeoDataFrame]:
         "impact": "SELECT permit_id, kind, geom FROM core.impact WHERE valid_to IS NULL",
         "replacement": "SELECT permit_id, component, status, geom FROM core.replacement "
                        "WHERE valid_to IS NULL AND permit_id IS NOT NULL",
+        # every wetland replacement's claim (7(b): an older claim keeps its ground): a
+        # permit's decision date (undecided: last) and registration, a District project's
+        # earliest status date and first feature (ledger.claim_key)
+        "claim": "SELECT r.replacement_id, r.permit_id, CASE WHEN r.permit_id IS NOT NULL "
+                 "THEN coalesce(pm.decided_on, '9999-12-31') ELSE coalesce(min(r.status_on) "
+                 "OVER (PARTITION BY r.district_project), '9999-12-31') END AS claim_on, "
+                 "coalesce(r.permit_id, min(r.replacement_id) OVER "
+                 "(PARTITION BY r.district_project)) AS entry, r.geom "
+                 "FROM core.replacement r LEFT JOIN core.permit pm ON pm.permit_id = "
+                 "r.permit_id AND pm.valid_to IS NULL WHERE r.valid_to IS NULL "
+                 "AND r.component = 'wetland' AND coalesce(pm.status, '') NOT IN "
+                 "('denied', 'withdrawn')",
         "buffer": "SELECT geom FROM core.buffer WHERE valid_to IS NULL",
         "heritage": "SELECT h.geom FROM core.heritage_area h JOIN core.heritage_rank r "
                     "USING (rank) WHERE h.valid_to IS NULL AND h.community_kind = 'upland' "
@@ -462,11 +474,24 @@ def geopandas_figures(L: dict[str, gpd.GeoDataFrame]) -> dict[str, pd.Series]:
         return wet_rep[wet_rep.status == name].dissolve(by="permit_id").geometry
 
     cert, cons, prop = status("certified"), status("constructed"), status("proposed")
+    # ground another owner's wetland replacement holds with an older claim earns nothing
+    claim = L["claim"]
+    mine = claim[claim.permit_id.notna()]
+    pairs = gpd.sjoin(mine, claim, predicate="intersects", lsuffix="m", rsuffix="o")
+    older = pairs[(pairs.permit_id_m != pairs.permit_id_o)
+                  & ((pairs.claim_on_o < pairs.claim_on_m)
+                     | ((pairs.claim_on_o == pairs.claim_on_m)
+                        & (pairs.entry_o < pairs.entry_m)))]
+    claimed = gpd.GeoSeries(claim.geometry.values[
+        claim.index.get_indexer(older.index_o)], index=older.permit_id_m.astype("int64").values,
+        crs=claim.crs)
+    claimed = claimed.groupby(level=0).apply(lambda g: g.union_all())
+    claimed = gpd.GeoSeries(claimed, crs=claim.crs)
     parts = {"credit": cert, "credit_constructed": _minus(cons, cert),
              "credit_proposed": _minus(_minus(prop, cert), cons)}
     out = {"impact": impact, "required": required}
     for measure, geom in parts.items():
-        geom = _minus(geom, upland)
+        geom = _minus(_minus(geom, upland), claimed)
         credit = gpd.GeoDataFrame({"permit_id": geom.index}, geometry=geom.values, crs=rep.crs)
         for layer in (base, L["buffer"], L["heritage"]):
             credit = gpd.overlay(credit, layer[["geometry"]], how="difference",
