@@ -213,16 +213,25 @@ BALANCE_COLUMNS: dict[str, Sequence[str]] = {
 
 
 def balances(conn: sa.Connection, level: str, key: str | None = None,
-             as_of: str | None = None, only_active: bool = False) -> list[dict[str, Any]]:
-    """Rows of pub.<level>_balance (or its _as_of(date) function) for the CLI and reports.
+             as_of: str | None = None, only_active: bool = False,
+             recorded_at: str | None = None) -> list[dict[str, Any]]:
+    """Rows of pub.<level>_balance (or its _as_of(date, recorded_at) function) for the CLI and
+    reports.
 
-    level is plan, parcel or permit; key a PIN (parcel) or permit number (permit).
+    level is plan, parcel or permit; key a PIN (parcel) or permit number (permit). as_of is a
+    date of effect (the entries whose fact took effect by its end), recorded_at an instant (the
+    entries posted by then; default everything recorded); docs/ledger.md section 4a.
     """
     if level not in BALANCE_COLUMNS:
         raise ValueError(f"unknown balance level {level!r}: plan, parcel or permit")
-    source = (f"pub.{level}_balance_as_of(CAST(:as_of AS date))" if as_of
-              else f"pub.{level}_balance")
-    where, params = [], {"as_of": as_of}
+    if as_of or recorded_at:
+        # a date alone as recorded_at: recorded by the end of that date
+        at = ("(CAST(:recorded_at AS date) + 1)::timestamptz - interval '1 microsecond'"
+              if recorded_at and len(recorded_at) == 10 else "CAST(:recorded_at AS timestamptz)")
+        source = f"pub.{level}_balance_as_of(CAST(:as_of AS date), {at})"
+    else:
+        source = f"pub.{level}_balance"
+    where, params = [], {"as_of": as_of or "infinity", "recorded_at": recorded_at or "infinity"}
     if key is not None and level == "parcel":
         # a PIN in any punctuation matches its normalized key, as ingest derives it
         where.append("b.parcel_id IN (SELECT f.feature_id FROM core.feature f "

@@ -5,7 +5,8 @@ Files, in the output folder:
 - `statement-<plan>-<year>.csv`: the statement lines (opening balance, impacts, required,
   credit by status, transfers, reversals, adjustments, closing balance) with the ids of the
   ledger entries behind each line;
-- `statement-<plan>-<year>-entries.csv`: every entry of the year with the line it falls on;
+- `statement-<plan>-<year>-entries.csv`: every entry effective in the year with the line it
+  falls on;
 - `statement-<plan>-<year>.html`: both, as one page to print or send.
 """
 
@@ -24,7 +25,8 @@ from rulem_db import report_html as h
 
 LINE_COLUMNS = ("line_no", "line_code", "line", "debit_acres", "credit_acres", "memo_acres",
                 "balance_acres", "entry_count", "entry_ids")
-ENTRY_COLUMNS = ("line_no", "line_code", "entry_id", "posted_at", "run_id", "permit_no",
+ENTRY_COLUMNS = ("line_no", "line_code", "entry_id", "effective_on", "posted_at", "run_id",
+                 "permit_no",
                  "district_project", "pin", "measure", "entry_kind", "acres", "balance_acres",
                  "reverses_entry_id", "reversed_posted_at", "reason")
 MAX_HTML_ENTRIES = 2000
@@ -118,7 +120,8 @@ def render_html(statement: Statement) -> str:
                               else ""))
         lines.append((line_label(statement, r), r["debit_acres"], r["credit_acres"],
                       r["memo_acres"], r["balance_acres"], r["entry_count"], trace))
-    entries = [(e["entry_id"], e["posted_at"].astimezone(ZoneInfo(statement.tz)), e["line_code"],
+    entries = [(e["entry_id"], e["effective_on"],
+                e["posted_at"].astimezone(ZoneInfo(statement.tz)), e["line_code"],
                 e["permit_no"] or e["district_project"], e["pin"], e["measure"], e["entry_kind"],
                 e["acres"], e["balance_acres"], e["reverses_entry_id"], e["run_id"], e["reason"])
                for e in statement.entries[:MAX_HTML_ENTRIES]]
@@ -131,17 +134,21 @@ def render_html(statement: Statement) -> str:
         h.table(("line", "debit", "credit", "memo", "effect on balance", "entries",
                  "ledger entry ids"), lines, status_columns=()),
         '<p class="note">Balance = credit minus debit (Rule M 7(b), one acre replaced for each '
-        "acre impacted). The year runs 1 January to 31 December in "
-        f"{h.esc(statement.tz)} by the time an entry was posted. A reversal cancels an entry "
-        "when a recompute found different figures; reversals of entries posted in earlier years "
-        "are adjustments, so earlier statements stand as issued. Opening balance + effects of "
-        "the lines = closing balance; the opening balance is the closing balance of the year "
-        "before. Memo lines (impact, constructed, proposed and hosted credit) do not move the "
+        "acre impacted). The statement holds the entries whose fact took effect in the year "
+        "(a permit's decision, a credit's status, a transfer: the entry's effective date). "
+        "Entries posted after the year ended (31 December, "
+        f"{h.esc(statement.tz)}) are prior-period adjustments: a permit decided in the year and "
+        "loaded later, a correction of the year's figures (its reversal keeps the date of the "
+        "entry it corrects). A reversal posted within the year cancels an entry when a "
+        "recompute found different figures. Opening balance + effects of the lines = closing "
+        "balance; the opening balance is the closing balance of the year before as now "
+        "recorded. Memo lines (impact, constructed, proposed and hosted credit) do not move the "
         "balance.</p>",
-        f"<h2>Ledger entries of {statement.year} ({len(statement.entries)})</h2>",
-        h.table(("entry", "posted", "line", "permit / project", "parcel", "measure", "kind",
-                 "acres", "effect", "reverses", "run", "reason"), entries, status_columns=(),
-                empty="No entries were posted this year."),
+        f"<h2>Ledger entries effective in {statement.year} ({len(statement.entries)})</h2>",
+        h.table(("entry", "effective", "posted", "line", "permit / project", "parcel",
+                 "measure", "kind", "acres", "effect", "reverses", "run", "reason"), entries,
+                status_columns=(),
+                empty="No entries took effect this year."),
         more,
     ]
     title = f"Rule M ledger statement {statement.year}: {statement.plan_name}"

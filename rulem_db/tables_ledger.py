@@ -1,6 +1,6 @@
 """Tables of the ledger (append-only entries, change queue, recompute runs, wetland pieces):
 defined here, created by their Alembic revisions (0003; the visible study areas 0013; the
-published acres of an entry 0018).
+published acres of an entry 0018; its effective date 0019).
 
 Why these tables: `ledger.entry` is the book (append-only, every number with the run, reason
 and input versions that produced it); `ledger.change_queue` says which owners (permits or
@@ -163,6 +163,13 @@ def define(md: sa.MetaData, srid: int) -> None:
                           "they add up to the owner's total rounded; a reversal carries the "
                           "negated figure. NULL on entries posted before revision 0018: "
                           "round(acres, 4) stands for it."),
+        # Revision 0019: the date the entry's fact took effect (docs/ledger.md section 4a).
+        sa.Column("effective_on", sa.Date, nullable=False,
+                  comment="Date the fact took effect: impact and required the permit's "
+                          "decision date; credit the date its counted status was reached; "
+                          "transfers transferred_on (docs/ledger.md 4a). A reversal carries "
+                          "the date of the entry it reverses. Balances as of a date read "
+                          "this; posted_at says when it was recorded."),
         sa.Column("reverses_entry_id", sa.BigInteger, sa.ForeignKey("ledger.entry.entry_id"),
                   unique=True, comment="The entry this one reverses (NULL for a new entry)."),
         sa.Column("reason", sa.Text, nullable=False,
@@ -190,6 +197,7 @@ def define(md: sa.MetaData, srid: int) -> None:
                  postgresql_where=sa.text("district_project IS NOT NULL")),
         sa.Index("ix_entry_run_id", "run_id"),
         sa.Index("ix_entry_posted_at", "plan_area_id", "posted_at"),
+        sa.Index("ix_entry_effective_on", "plan_area_id", "effective_on"),  # revision 0019
         schema="ledger",
         comment="The replacement ledger: append-only entries; a change is a reversal plus a "
                 "new entry.",

@@ -4,6 +4,13 @@
 -- permit). Measures: impact, required, credit, transfer_in, transfer_out, credit_proposed,
 -- credit_constructed (allocated as sql/140 says) and credit_hosted (the counted credit
 -- generated on each parcel, where it lies, whoever it is allocated to).
+-- Each line carries the date its fact took effect (docs/ledger.md section 4a): impact and
+-- required the permit's decision date (else its recorded baseline date; NULL, floating, while
+-- undecided with none); credit and credit_hosted the latest status_on among the owner's
+-- current wetland replacements at a counted status; credit_constructed and credit_proposed
+-- the latest status_on at that status; transfers the latest transferred_on of the owner's
+-- transfers in (out); each falls back to the owner's own date when no date is on record.
+-- One date per owner and measure: all its parcel lines share it.
 
 DROP FUNCTION IF EXISTS ledger.desired_state(integer, bigint[], text[]);
 CREATE OR REPLACE FUNCTION ledger.desired_state(p_plan_area_id integer, p_permit_ids bigint[],
@@ -14,7 +21,8 @@ RETURNS TABLE (
   parcel_id bigint,
   measure text,
   acres numeric,
-  inputs jsonb
+  inputs jsonb,
+  effective_on date
 )
 LANGUAGE plpgsql STABLE
 SET jit = off   -- hundreds of small geometry queries: compiling them costs seconds, saves none
@@ -119,17 +127,69 @@ BEGIN
     UNION ALL
     SELECT b.okey, 'credit_hosted', b.parcel_id, b.parcel_version_id, b.weight
     FROM basis b WHERE b.basis = 'counted'
+  ), dated AS (              -- the date each measure's fact took effect (docs/ledger.md 4a)
+    SELECT m.okey,
+           -- the owner's own date: a permit's decision date (else its recorded baseline
+           -- date); a District project's earliest status date. NULL: none on record (an
+           -- undecided permit measured as of today): posting keeps the date of the line's
+           -- open entry, else today (sql/160).
+           CASE WHEN m.permit_id IS NOT NULL
+                THEN (SELECT coalesce(pm.decided_on, pm.baseline_on) FROM core.permit pm
+                      WHERE pm.permit_id = m.permit_id AND pm.valid_to IS NULL)
+                ELSE r.first_on END AS own_on,
+           r.counted_on, r.constructed_on, r.proposed_on, t.in_on, t.out_on
+    FROM m
+    CROSS JOIN LATERAL (      -- the owner's current replacements, one scan
+      SELECT min(x.status_on) AS first_on,
+             -- the latest status date among its wetland replacements at a status that makes
+             -- the measure: counted (credit, credit_hosted), constructed, proposed
+             max(x.status_on) FILTER (WHERE x.component = 'wetland'
+                                        AND ledger.status_rank(x.status)
+                                            >= ledger.status_rank(m.counted_credit_status))
+               AS counted_on,
+             max(x.status_on) FILTER (WHERE x.component = 'wetland'
+                                        AND x.status = 'constructed') AS constructed_on,
+             max(x.status_on) FILTER (WHERE x.component = 'wetland'
+                                        AND x.status = 'proposed') AS proposed_on
+      FROM (SELECT y.status_on, y.status, y.component FROM core.replacement y
+            WHERE y.permit_id = m.permit_id AND y.valid_to IS NULL   -- by the permit index
+            UNION ALL
+            SELECT y.status_on, y.status, y.component FROM core.replacement y
+            WHERE m.permit_id IS NULL AND y.permit_id IS NULL AND y.valid_to IS NULL
+              AND y.plan_area_id = p_plan_area_id
+              AND y.district_project = m.district_project) x) r
+    CROSS JOIN LATERAL (      -- its current transfers in and out
+      SELECT max(x.transferred_on) FILTER (WHERE x.side = 'in') AS in_on,
+             max(x.transferred_on) FILTER (WHERE x.side = 'out') AS out_on
+      FROM (SELECT 'in' AS side, y.transferred_on FROM core.credit_transfer y
+            WHERE y.to_permit_id = m.permit_id AND y.valid_to IS NULL
+            UNION ALL
+            SELECT 'out', y.transferred_on FROM core.credit_transfer y
+            WHERE y.from_permit_id = m.permit_id AND y.valid_to IS NULL
+            UNION ALL
+            SELECT 'out', y.transferred_on FROM core.credit_transfer y
+            WHERE m.permit_id IS NULL AND y.valid_to IS NULL
+              AND y.plan_area_id = p_plan_area_id
+              AND y.from_district_project = m.district_project) x) t
   )
   SELECT m.permit_id, m.district_project, a.parcel_id, a.measure, a.acres,
-         m.inputs || jsonb_build_object('parcel', a.parcel_version_id)
-  FROM allocated a JOIN m ON m.okey = a.okey
+         m.inputs || jsonb_build_object('parcel', a.parcel_version_id),
+         CASE a.measure
+           WHEN 'credit' THEN coalesce(d.counted_on, d.own_on)
+           WHEN 'credit_hosted' THEN coalesce(d.counted_on, d.own_on)
+           WHEN 'credit_constructed' THEN coalesce(d.constructed_on, d.own_on)
+           WHEN 'credit_proposed' THEN coalesce(d.proposed_on, d.own_on)
+           WHEN 'transfer_in' THEN coalesce(d.in_on, d.own_on)
+           WHEN 'transfer_out' THEN coalesce(d.out_on, d.own_on)
+           ELSE d.own_on END              -- impact, required
+  FROM allocated a JOIN m ON m.okey = a.okey JOIN dated d ON d.okey = a.okey
   WHERE a.acres <> 0;
 END
 $$;
 COMMENT ON FUNCTION ledger.desired_state(integer, bigint[], text[]) IS
   'The ledger lines the current inputs imply for some owners (permits; District projects by '
-  'name): (owner, parcel, measure, acres, input versions). Posting compares them with what is '
-  'posted.';
+  'name): (owner, parcel, measure, acres, input versions, effective date: NULL when the owner '
+  'has no date on record, an undecided permit). Posting compares them with what is posted.';
 
 REVOKE ALL ON FUNCTION ledger.desired_state(integer, bigint[], text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.desired_state(integer, bigint[], text[]) TO rulem_etl;

@@ -16,6 +16,10 @@
 -- change (a unit can move between an owner's lines when one of them changes); a reversal
 -- negates both. Entries posted before revision 0018 have no published acres: round(acres, 4)
 -- stands for them, here and in the views.
+-- Effective dates (docs/ledger.md 4a): each new entry carries its line's effective date
+-- (sql/150; a line with none on record, an undecided permit's, keeps its open entry's date,
+-- else today); a reversal carries the date of the entry it reverses. A line is re-posted when
+-- its dated effective date moves too (a permit decided, a status reached on another date).
 -- Concurrency: posting takes each owner's transaction lock (ledger.owner_lock) in a fixed
 -- order before it reads what is posted, so two recomputes of one owner run one after the
 -- other and the second sees the first's entries.
@@ -26,6 +30,25 @@ CREATE TRIGGER entry_append_only BEFORE UPDATE OR DELETE ON ledger.entry
 DROP TRIGGER IF EXISTS entry_no_truncate ON ledger.entry;
 CREATE TRIGGER entry_no_truncate BEFORE TRUNCATE ON ledger.entry
   FOR EACH STATEMENT EXECUTE FUNCTION ops.refuse_change();
+
+-- Effective dates (revision 0019, docs/ledger.md section 4a): posting dates every entry it
+-- writes. An entry written otherwise (by hand, a test, an import) without one gets the date
+-- of the entry it reverses, else the date it was posted; the trigger fires only for those.
+CREATE OR REPLACE FUNCTION ledger.default_effective_on() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.effective_on := coalesce(
+    (SELECT r.effective_on FROM ledger.entry r WHERE r.entry_id = NEW.reverses_entry_id),
+    NEW.posted_at::date, current_date);
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION ledger.default_effective_on() IS
+  'Fills ledger.entry.effective_on when an insert leaves it out: the reversed entry''s date, '
+  'else the posting date.';
+DROP TRIGGER IF EXISTS entry_default_effective_on ON ledger.entry;
+CREATE TRIGGER entry_default_effective_on BEFORE INSERT ON ledger.entry
+  FOR EACH ROW WHEN (NEW.effective_on IS NULL)
+  EXECUTE FUNCTION ledger.default_effective_on();
 
 CREATE OR REPLACE FUNCTION ledger.entry_kind(p_measure text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -69,6 +92,7 @@ BEGIN
     FROM ledger.desired_state(p_plan_area_id, p_permit_ids, p_district_projects) d
   ), desired AS MATERIALIZED (   -- largest remainder within each owner's lines of a measure
     SELECT x.permit_id, x.district_project, x.parcel_id, x.measure, x.acres, x.inputs, x.okey,
+           x.effective_on,
            ((x.units
              + CASE WHEN row_number() OVER (PARTITION BY x.okey, x.measure
                                             ORDER BY x.acres * 10000 - x.units DESC,
@@ -83,7 +107,7 @@ BEGIN
     -- the plan area (12,556 index rows to find the 2 of a one-change recompute).
     SELECT e.entry_id, e.permit_id, e.district_project, e.parcel_id, e.measure, e.acres,
            coalesce(e.acres_published, round(e.acres, 4)) AS published,
-           ledger.owner_key(e.permit_id, e.district_project) AS okey
+           ledger.owner_key(e.permit_id, e.district_project) AS okey, e.effective_on
     FROM ledger.entry e
     WHERE e.reverses_entry_id IS NULL
       AND e.permit_id = ANY(p_permit_ids)
@@ -91,7 +115,7 @@ BEGIN
     UNION ALL
     SELECT e.entry_id, e.permit_id, e.district_project, e.parcel_id, e.measure, e.acres,
            coalesce(e.acres_published, round(e.acres, 4)),
-           ledger.owner_key(e.permit_id, e.district_project)
+           ledger.owner_key(e.permit_id, e.district_project), e.effective_on
     FROM ledger.entry e
     WHERE e.plan_area_id = p_plan_area_id AND e.reverses_entry_id IS NULL
       AND e.district_project = ANY(p_district_projects)
@@ -103,28 +127,38 @@ BEGIN
            coalesce(d.parcel_id, o.parcel_id) AS parcel_id,
            coalesce(d.measure, o.measure) AS measure,
            o.entry_id AS open_id, o.acres AS open_acres, o.published AS open_published,
+           o.effective_on AS open_effective_on,
            d.acres, d.published, d.inputs,
-           d.acres = o.acres AS rounding_only
+           -- a line with no date on record keeps its open entry's date (else today)
+           coalesce(d.effective_on, o.effective_on, current_date) AS effective_on,
+           d.acres = o.acres AS rounding_only,
+           d.acres = o.acres AND d.published = o.published AS date_only
     FROM desired d
     FULL JOIN open o
       ON o.okey = d.okey AND coalesce(o.parcel_id, -1) = coalesce(d.parcel_id, -1)
      AND o.measure = d.measure
     WHERE d.acres IS DISTINCT FROM o.acres OR d.published IS DISTINCT FROM o.published
+       OR d.effective_on <> o.effective_on   -- a dated fact moved (a NULL date never does)
   ), ins AS (
     INSERT INTO ledger.entry (run_id, plan_area_id, permit_id, district_project, parcel_id,
                               measure, entry_kind, acres, acres_published, reverses_entry_id,
-                              reason, inputs)
+                              reason, inputs, effective_on)
     SELECT p_run_id, p_plan_area_id, y.permit_id, y.district_project, y.parcel_id, y.measure,
            ledger.entry_kind(y.measure), y.acres, y.published, y.reverses,
            coalesce(p_reasons ->> y.okey, 'recompute')
-             || CASE WHEN y.rounding_only
+             || CASE WHEN y.date_only
+                     THEN ' (same acres; effective date ' || y.open_effective_on || ' -> '
+                          || y.new_effective_on || ')'
+                     WHEN y.rounding_only
                      THEN ' (same acres; the owner''s 4-decimal rounding moved to or from '
                           'this line)' ELSE '' END,
-           y.inputs
+           y.inputs, y.effective_on
     FROM (
       SELECT diff.okey, diff.permit_id, diff.district_project, diff.parcel_id, diff.measure,
              1 AS step, -diff.open_acres AS acres, -diff.open_published AS published,
-             diff.open_id AS reverses, diff.rounding_only,
+             diff.open_id AS reverses, diff.rounding_only, diff.date_only,
+             diff.open_effective_on, diff.effective_on AS new_effective_on,
+             diff.open_effective_on AS effective_on,   -- a reversal keeps the date it reverses
              coalesce(diff.inputs,
                       (SELECT d2.inputs - 'parcel' FROM desired d2 WHERE d2.okey = diff.okey
                        LIMIT 1),
@@ -135,7 +169,8 @@ BEGIN
       FROM diff WHERE diff.open_id IS NOT NULL
       UNION ALL
       SELECT diff.okey, diff.permit_id, diff.district_project, diff.parcel_id, diff.measure,
-             2, diff.acres, diff.published, NULL, diff.rounding_only, diff.inputs
+             2, diff.acres, diff.published, NULL, diff.rounding_only, diff.date_only,
+             diff.open_effective_on, diff.effective_on, diff.effective_on, diff.inputs
       FROM diff WHERE diff.acres IS NOT NULL
     ) y
     ORDER BY y.okey, y.measure, y.parcel_id, y.step
@@ -152,6 +187,7 @@ COMMENT ON FUNCTION ledger.post(bigint, integer, bigint[], text[], jsonb) IS
   'and what is posted: a reversal plus a new entry per changed line; returns entries posted and '
   'how many were reversals. p_reasons maps ledger.owner_key to the reason text.';
 
+REVOKE ALL ON FUNCTION ledger.default_effective_on() FROM PUBLIC;
 REVOKE ALL ON FUNCTION ledger.entry_kind(text), ledger.owner_key(bigint, text),
   ledger.post(bigint, integer, bigint[], text[], jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.entry_kind(text), ledger.owner_key(bigint, text),

@@ -3,9 +3,13 @@
 --   balance_acres = credit_acres − required_acres
 --   status        = none (nothing required, nothing counted), deficit, balanced or surplus,
 --                   judged on the published balance (4 decimals, the figure shown)
--- "As of" a date D means every entry posted up to the end of D (midnight starting D + 1 in the
--- session's time zone), over the parcels and permits current then; the *_at(timestamptz)
--- functions take an instant instead. Every published figure is a sum of the entries'
+-- Two axes (revision 0019, docs/ledger.md section 4a): an entry's effective date (the date
+-- its fact took effect) and its posting time (when the book recorded it). "As of" a date D,
+-- "as recorded at" an instant R (default 'infinity': everything recorded) means the entries
+-- effective on or before D and posted up to R, over the parcels and permits current at R
+-- (pub.*_balance_as_of(D, R)); the *_at(timestamptz) functions are the posting-time view
+-- alone: every entry posted up to the instant, whatever its date, over the versions current
+-- then. A reversal carries its reversed entry's date, so every (D, R) shows each line once. Every published figure is a sum of the entries'
 -- published acres (acres_published, 4 decimals, allocated by largest remainder within each
 -- owner's lines of a measure when posting, sql/160; round(acres, 4) on entries posted before
 -- revision 0018), so the published figures add up exactly: parcel rows + unallocated = the
@@ -19,6 +23,9 @@ DROP VIEW IF EXISTS pub.parcel_balance, pub.permit_balance, pub.plan_balance, pu
   CASCADE;
 
 DROP FUNCTION IF EXISTS ledger.balance_status(numeric, numeric);  -- inlined in the views
+DROP FUNCTION IF EXISTS pub.parcel_balance_as_of(date);  -- revision 0019: (date, timestamptz)
+DROP FUNCTION IF EXISTS pub.permit_balance_as_of(date);
+DROP FUNCTION IF EXISTS pub.plan_balance_as_of(date);
 
 CREATE OR REPLACE FUNCTION ledger.end_of(p_on date) RETURNS timestamptz
 LANGUAGE sql STABLE PARALLEL SAFE AS
@@ -28,7 +35,9 @@ COMMENT ON FUNCTION ledger.end_of(date) IS
 
 -- Exact sums of entries posted up to an instant, for one parcel, one owner, one plan area.
 DROP FUNCTION IF EXISTS ledger.parcel_measures(bigint, timestamptz);
-CREATE OR REPLACE FUNCTION ledger.parcel_measures(p_parcel_id bigint, p_at timestamptz)
+DROP FUNCTION IF EXISTS ledger.parcel_measures(bigint, timestamptz, date);
+CREATE OR REPLACE FUNCTION ledger.parcel_measures(p_parcel_id bigint, p_at timestamptz,
+                                                  p_on date DEFAULT 'infinity')
 RETURNS TABLE (impact numeric, required numeric, credit numeric, transfer_in numeric,
                transfer_out numeric, credit_proposed numeric, credit_constructed numeric,
                credit_hosted numeric, has_entries boolean)
@@ -43,13 +52,16 @@ LANGUAGE sql STABLE AS $$
          coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_hosted'), 0),
          count(*) > 0
   FROM ledger.entry e
-  WHERE e.parcel_id = p_parcel_id AND e.posted_at <= p_at
+  WHERE e.parcel_id = p_parcel_id AND e.posted_at <= p_at AND e.effective_on <= p_on
 $$;
-COMMENT ON FUNCTION ledger.parcel_measures(bigint, timestamptz) IS
-  'Exact sums by measure of the entries allocated to a parcel, posted up to p_at.';
+COMMENT ON FUNCTION ledger.parcel_measures(bigint, timestamptz, date) IS
+  'Exact sums by measure of the entries allocated to a parcel, posted up to p_at (and '
+  'effective on or before p_on, default every date).';
 
 DROP FUNCTION IF EXISTS ledger.permit_measures(bigint, timestamptz);
-CREATE OR REPLACE FUNCTION ledger.permit_measures(p_permit_id bigint, p_at timestamptz)
+DROP FUNCTION IF EXISTS ledger.permit_measures(bigint, timestamptz, date);
+CREATE OR REPLACE FUNCTION ledger.permit_measures(p_permit_id bigint, p_at timestamptz,
+                                                  p_on date DEFAULT 'infinity')
 RETURNS TABLE (impact numeric, required numeric, credit numeric, transfer_in numeric,
                transfer_out numeric, credit_proposed numeric, credit_constructed numeric,
                credit_hosted numeric, has_entries boolean)
@@ -64,13 +76,16 @@ LANGUAGE sql STABLE AS $$
          coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit_hosted'), 0),
          count(*) > 0
   FROM ledger.entry e
-  WHERE e.permit_id = p_permit_id AND e.posted_at <= p_at
+  WHERE e.permit_id = p_permit_id AND e.posted_at <= p_at AND e.effective_on <= p_on
 $$;
-COMMENT ON FUNCTION ledger.permit_measures(bigint, timestamptz) IS
-  'Exact sums by measure of a permit''s entries (all its parcels), posted up to p_at.';
+COMMENT ON FUNCTION ledger.permit_measures(bigint, timestamptz, date) IS
+  'Exact sums by measure of a permit''s entries (all its parcels), posted up to p_at (and '
+  'effective on or before p_on, default every date).';
 
 DROP FUNCTION IF EXISTS ledger.plan_measures(integer, timestamptz);
-CREATE OR REPLACE FUNCTION ledger.plan_measures(p_plan_area_id integer, p_at timestamptz)
+DROP FUNCTION IF EXISTS ledger.plan_measures(integer, timestamptz, date);
+CREATE OR REPLACE FUNCTION ledger.plan_measures(p_plan_area_id integer, p_at timestamptz,
+                                                  p_on date DEFAULT 'infinity')
 RETURNS TABLE (impact numeric, required numeric, credit numeric, transfer_in numeric,
                transfer_out numeric, credit_proposed numeric, credit_constructed numeric,
                credit_hosted numeric, district_project_credit numeric,
@@ -91,10 +106,11 @@ LANGUAGE sql STABLE AS $$
          coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres WHEN 'debit' THEN -e.acres
                        END), 0)
   FROM ledger.entry e
-  WHERE e.plan_area_id = p_plan_area_id AND e.posted_at <= p_at
+  WHERE e.plan_area_id = p_plan_area_id AND e.posted_at <= p_at AND e.effective_on <= p_on
 $$;
-COMMENT ON FUNCTION ledger.plan_measures(integer, timestamptz) IS
-  'Exact sums by measure of a plan area''s entries posted up to p_at, with the balance of '
+COMMENT ON FUNCTION ledger.plan_measures(integer, timestamptz, date) IS
+  'Exact sums by measure of a plan area''s entries posted up to p_at (and effective on or '
+  'before p_on, default every date), with the balance of '
   'entries on no parcel (unallocated) and the District projects'' credit.';
 
 -- The published balances. One template per level, with {at} for the instant: the views use
@@ -144,7 +160,8 @@ BEGIN
     FROM core.parcel p
     CROSS JOIN LATERAL (SELECT %1$s
                         FROM (SELECT x.measure, %4$s AS acres FROM ledger.entry x
-                              WHERE x.parcel_id = p.parcel_id AND x.posted_at <= {at}) e) m
+                              WHERE x.parcel_id = p.parcel_id AND x.posted_at <= {at}
+                                AND x.effective_on <= {on}) e) m
     WHERE p.valid_from <= {at} AND (p.valid_to IS NULL OR p.valid_to > {at})$t$,
     sums, status, srid, published);
   permit := format($t$
@@ -160,7 +177,8 @@ BEGIN
     FROM core.permit pm
     CROSS JOIN LATERAL (SELECT %1$s
                         FROM (SELECT x.measure, %3$s AS acres FROM ledger.entry x
-                              WHERE x.permit_id = pm.permit_id AND x.posted_at <= {at}) e) m
+                              WHERE x.permit_id = pm.permit_id AND x.posted_at <= {at}
+                                AND x.effective_on <= {on}) e) m
     WHERE pm.valid_from <= {at} AND (pm.valid_to IS NULL OR pm.valid_to > {at})$t$,
     sums, status, published);
   plan := format($t$
@@ -184,7 +202,8 @@ BEGIN
         SELECT x.measure, x.entry_kind, %4$s AS acres, x.parcel_id, x.permit_id,
                x.district_project
         FROM ledger.entry x
-        WHERE x.plan_area_id = pa.plan_area_id AND x.posted_at <= {at})
+        WHERE x.plan_area_id = pa.plan_area_id AND x.posted_at <= {at}
+                                AND x.effective_on <= {on})
       SELECT %1$s,
              coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit'
                                              AND e.district_project IS NOT NULL), 0)
@@ -207,32 +226,42 @@ BEGIN
       FROM e) m$t$,
     sums, status, srid, published);
 
+  -- {on}: the effective date read (inclusive); {at}: the instant recorded up to.
+  parcel := replace(parcel, '{on}', '%on%');
+  permit := replace(permit, '{on}', '%on%');
+  plan := replace(plan, '{on}', '%on%');
   EXECUTE 'CREATE VIEW pub.parcel_balance AS '
-          || replace(parcel, '{at}', quote_literal('infinity') || '::timestamptz');
+          || replace(replace(parcel, '{at}', quote_literal('infinity') || '::timestamptz'), '%on%',
+                     quote_literal('infinity') || '::date');
   EXECUTE 'CREATE VIEW pub.permit_balance AS '
-          || replace(permit, '{at}', quote_literal('infinity') || '::timestamptz');
+          || replace(replace(permit, '{at}', quote_literal('infinity') || '::timestamptz'), '%on%',
+                     quote_literal('infinity') || '::date');
   EXECUTE 'CREATE VIEW pub.plan_balance AS '
-          || replace(plan, '{at}', quote_literal('infinity') || '::timestamptz');
+          || replace(replace(plan, '{at}', quote_literal('infinity') || '::timestamptz'), '%on%',
+                     quote_literal('infinity') || '::date');
   -- As of an instant or a date. SECURITY DEFINER: staff read pub only, and these read the
   -- ledger and core for them; the search path is pinned.
   EXECUTE format('CREATE OR REPLACE FUNCTION pub.parcel_balance_at(p_at timestamptz) '
                  'RETURNS SETOF pub.parcel_balance %s AS %L', definer,
-                 replace(parcel, '{at}', 'p_at'));
+                 replace(replace(parcel, '{at}', 'p_at'), '%on%', '''infinity''::date'));
   EXECUTE format('CREATE OR REPLACE FUNCTION pub.permit_balance_at(p_at timestamptz) '
                  'RETURNS SETOF pub.permit_balance %s AS %L', definer,
-                 replace(permit, '{at}', 'p_at'));
+                 replace(replace(permit, '{at}', 'p_at'), '%on%', '''infinity''::date'));
   EXECUTE format('CREATE OR REPLACE FUNCTION pub.plan_balance_at(p_at timestamptz) '
                  'RETURNS SETOF pub.plan_balance %s AS %L', definer,
-                 replace(plan, '{at}', 'p_at'));
-  EXECUTE format('CREATE OR REPLACE FUNCTION pub.parcel_balance_as_of(p_on date) '
+                 replace(replace(plan, '{at}', 'p_at'), '%on%', '''infinity''::date'));
+  EXECUTE format('CREATE OR REPLACE FUNCTION pub.parcel_balance_as_of(p_on date, '
+                 'p_recorded_at timestamptz DEFAULT ''infinity'') '
                  'RETURNS SETOF pub.parcel_balance %s AS %L', definer,
-                 replace(parcel, '{at}', 'ledger.end_of(p_on)'));
-  EXECUTE format('CREATE OR REPLACE FUNCTION pub.permit_balance_as_of(p_on date) '
+                 replace(replace(parcel, '{at}', 'p_recorded_at'), '%on%', 'p_on'));
+  EXECUTE format('CREATE OR REPLACE FUNCTION pub.permit_balance_as_of(p_on date, '
+                 'p_recorded_at timestamptz DEFAULT ''infinity'') '
                  'RETURNS SETOF pub.permit_balance %s AS %L', definer,
-                 replace(permit, '{at}', 'ledger.end_of(p_on)'));
-  EXECUTE format('CREATE OR REPLACE FUNCTION pub.plan_balance_as_of(p_on date) '
+                 replace(replace(permit, '{at}', 'p_recorded_at'), '%on%', 'p_on'));
+  EXECUTE format('CREATE OR REPLACE FUNCTION pub.plan_balance_as_of(p_on date, '
+                 'p_recorded_at timestamptz DEFAULT ''infinity'') '
                  'RETURNS SETOF pub.plan_balance %s AS %L', definer,
-                 replace(plan, '{at}', 'ledger.end_of(p_on)'));
+                 replace(replace(plan, '{at}', 'p_recorded_at'), '%on%', 'p_on'));
 END $$;
 
 CREATE VIEW pub.ledger_entry AS
@@ -243,7 +272,7 @@ CREATE VIEW pub.ledger_entry AS
          e.reverses_entry_id,
          (SELECT x.entry_id FROM ledger.entry x WHERE x.reverses_entry_id = e.entry_id)
            AS reversed_by_entry_id,
-         e.reason, e.inputs, e.posted_by
+         e.reason, e.inputs, e.posted_by, e.effective_on
   FROM ledger.entry e
   JOIN ledger.run r ON r.run_id = e.run_id
   LEFT JOIN core.feature pf ON pf.feature_id = e.permit_id
@@ -335,32 +364,37 @@ COMMENT ON COLUMN pub.ledger_entry.reversed_by_entry_id IS 'The entry that rever
 COMMENT ON COLUMN pub.ledger_entry.reason IS 'Why it was posted: the changes that queued the recompute.';
 COMMENT ON COLUMN pub.ledger_entry.inputs IS 'Version ids of the inputs behind the figure, by layer (permit, impact, replacement, wetland, delineation, buffer, heritage_area, cwmp_area, credit_transfer, parcel), the parameter rows and the baseline date.';
 COMMENT ON COLUMN pub.ledger_entry.posted_by IS 'Database user that posted it.';
+COMMENT ON COLUMN pub.ledger_entry.effective_on IS 'Date the entry''s fact took effect (a permit''s decision date, the date a credit reached its counted status, a transfer''s date); a reversal carries the date of the entry it reverses. The *_as_of balances read this; posted_at says when it was recorded.';
 
 COMMENT ON FUNCTION pub.parcel_balance_at(timestamptz) IS
-  'pub.parcel_balance as it stood at an instant (entries posted by then, parcels current then).';
+  'pub.parcel_balance as it stood at an instant (entries posted by then, whatever their '
+  'effective date; parcels current then): the posting-time view.';
 COMMENT ON FUNCTION pub.permit_balance_at(timestamptz) IS
   'pub.permit_balance as it stood at an instant.';
 COMMENT ON FUNCTION pub.plan_balance_at(timestamptz) IS
   'pub.plan_balance as it stood at an instant.';
-COMMENT ON FUNCTION pub.parcel_balance_as_of(date) IS
-  'pub.parcel_balance as of a date: every entry posted up to the end of that date (session time '
-  'zone), over the parcels current then.';
-COMMENT ON FUNCTION pub.permit_balance_as_of(date) IS
-  'pub.permit_balance as of a date: entries posted up to the end of that date.';
-COMMENT ON FUNCTION pub.plan_balance_as_of(date) IS
-  'pub.plan_balance as of a date: entries posted up to the end of that date.';
+COMMENT ON FUNCTION pub.parcel_balance_as_of(date, timestamptz) IS
+  'pub.parcel_balance as of a date (the entries whose fact took effect on or before it: '
+  'ledger.entry.effective_on), as recorded at an instant (entries posted up to it; default '
+  'infinity: everything recorded), over the parcels current at that instant.';
+COMMENT ON FUNCTION pub.permit_balance_as_of(date, timestamptz) IS
+  'pub.permit_balance as of a date (effective dates), as recorded at an instant (default: '
+  'everything recorded), over the permits current at that instant.';
+COMMENT ON FUNCTION pub.plan_balance_as_of(date, timestamptz) IS
+  'pub.plan_balance as of a date (effective dates), as recorded at an instant (default: '
+  'everything recorded).';
 
 REVOKE ALL ON FUNCTION ledger.end_of(date),
-  ledger.parcel_measures(bigint, timestamptz), ledger.permit_measures(bigint, timestamptz),
-  ledger.plan_measures(integer, timestamptz), pub.parcel_balance_at(timestamptz), pub.permit_balance_at(timestamptz),
-  pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date),
-  pub.permit_balance_as_of(date), pub.plan_balance_as_of(date) FROM PUBLIC;
+  ledger.parcel_measures(bigint, timestamptz, date), ledger.permit_measures(bigint, timestamptz, date),
+  ledger.plan_measures(integer, timestamptz, date), pub.parcel_balance_at(timestamptz), pub.permit_balance_at(timestamptz),
+  pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date, timestamptz),
+  pub.permit_balance_as_of(date, timestamptz), pub.plan_balance_as_of(date, timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.end_of(date),
-  ledger.parcel_measures(bigint, timestamptz), ledger.permit_measures(bigint, timestamptz),
-  ledger.plan_measures(integer, timestamptz) TO rulem_etl;
+  ledger.parcel_measures(bigint, timestamptz, date), ledger.permit_measures(bigint, timestamptz, date),
+  ledger.plan_measures(integer, timestamptz, date) TO rulem_etl;
 GRANT EXECUTE ON FUNCTION pub.parcel_balance_at(timestamptz), pub.permit_balance_at(timestamptz),
-  pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date),
-  pub.permit_balance_as_of(date), pub.plan_balance_as_of(date)
+  pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date, timestamptz),
+  pub.permit_balance_as_of(date, timestamptz), pub.plan_balance_as_of(date, timestamptz)
   TO rulem_staff, rulem_gis, rulem_etl;
 GRANT SELECT ON pub.parcel_balance, pub.permit_balance, pub.plan_balance, pub.ledger_entry
   TO rulem_staff, rulem_gis, rulem_etl;

@@ -2,16 +2,22 @@
 -- ask for it: opening balance, impacts debited, credits by status, transfers, reversals and
 -- prior-year adjustments, closing balance; every line is a set of ledger entries.
 --
--- How entries fall on lines. The year is [1 January, 1 January next year) in the District's
--- time zone (default America/Chicago) by posted_at, the time an entry entered the book. An
--- entry that reverses nothing goes on the line of its measure; a reversal goes on "reversals"
--- when the entry it reverses was posted in the same year and on "adjustments" when that entry
--- was posted in an earlier year (a prior-period adjustment: earlier statements stay as they
--- were issued). So every entry of the year is on exactly one line, and
+-- How entries fall on lines (revision 0019: by effective date, docs/ledger.md section 4a).
+-- The statement of year Y holds the plan area's entries whose effective date (the date their
+-- fact took effect: a permit's decision, a credit's status, a transfer) lies in Y. The year is
+-- "first reported" at its end: midnight starting 1 January Y + 1 in the District's time zone
+-- (default America/Chicago), the earliest a statement of Y can be issued. An entry posted by
+-- then goes on the line of its measure, or on "reversals" when it reverses an entry; an entry
+-- posted after then, a new entry or a reversal, goes on "adjustments" (a prior-period
+-- adjustment: a permit decided in Y and loaded later, a correction of Y's figures). So every
+-- entry effective in Y is on exactly one line, and
 --   closing = opening + sum of the lines' balance effects,
--- with opening = the sum of every entry posted before the year = the closing balance of the
--- year before. Balance effect = credit side minus debit side (spec section 4); memo measures
--- (impact, proposed, constructed and hosted credit) are shown and never move the balance.
+-- with opening = every entry effective before Y (as recorded now) = the closing balance of
+-- Y - 1 as this run states it, and closing = pub.plan_balance_as_of(31 December Y). A
+-- reversal carries the date of the entry it reverses, so a correction lands in the year of the
+-- fact it corrects. Balance effect = credit side minus debit side (spec section 4); memo
+-- measures (impact, proposed, constructed and hosted credit) are shown and never move the
+-- balance.
 --
 -- Acres are the entries' published acres (4 decimals, ledger.entry.acres_published; round(acres,
 -- 4) for entries posted before revision 0018), the figures pub.plan_balance sums: the closing
@@ -21,33 +27,35 @@
 -- SECURITY DEFINER: staff may run the statement (schema pub) without reading ledger.entry;
 -- the functions only read, and fix their search_path.
 
-DROP FUNCTION IF EXISTS pub.ledger_statement_entry(text, integer, text);  -- acres_exact added
+DROP FUNCTION IF EXISTS pub.ledger_statement_entry(text, integer, text);  -- effective_on added
 CREATE OR REPLACE FUNCTION pub.ledger_statement_entry(p_plan_area text, p_year integer,
                                                       p_tz text DEFAULT 'America/Chicago')
 RETURNS TABLE (line_no integer, line_code text, entry_id bigint, posted_at timestamptz,
                run_id bigint, permit_no text, district_project text, pin text, measure text,
                entry_kind text, acres numeric, balance_acres numeric,
                reverses_entry_id bigint, reversed_posted_at timestamptz, reason text,
-               acres_exact numeric)
+               acres_exact numeric, effective_on date)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
   v_plan integer;
-  v_from timestamptz;
-  v_to timestamptz;
+  v_from date;
+  v_to date;
+  v_reported timestamptz;
 BEGIN
   SELECT pa.plan_area_id INTO v_plan FROM core.plan_area pa WHERE pa.code = p_plan_area;
   IF v_plan IS NULL THEN
     RAISE EXCEPTION 'no plan area with code %', p_plan_area
       USING HINT = 'SELECT code FROM core.plan_area lists them.';
   END IF;
-  v_from := make_timestamptz(p_year, 1, 1, 0, 0, 0, p_tz);
-  v_to := make_timestamptz(p_year + 1, 1, 1, 0, 0, 0, p_tz);
+  v_from := make_date(p_year, 1, 1);
+  v_to := make_date(p_year + 1, 1, 1);
+  v_reported := make_timestamptz(p_year + 1, 1, 1, 0, 0, 0, p_tz);  -- the year first reported
   RETURN QUERY
   SELECT CASE
-           WHEN e.reverses_entry_id IS NOT NULL AND r.posted_at >= v_from THEN 100
-           WHEN e.reverses_entry_id IS NOT NULL THEN 110
+           WHEN e.posted_at >= v_reported THEN 110
+           WHEN e.reverses_entry_id IS NOT NULL THEN 100
            WHEN e.measure = 'impact' THEN 20
            WHEN e.measure = 'required' THEN 30
            WHEN e.measure = 'credit' THEN 40
@@ -58,26 +66,26 @@ BEGIN
            WHEN e.measure = 'transfer_out' THEN 90
            ELSE 95 END,
          CASE
-           WHEN e.reverses_entry_id IS NOT NULL AND r.posted_at >= v_from THEN 'reversal'
-           WHEN e.reverses_entry_id IS NOT NULL THEN 'adjustment'
+           WHEN e.posted_at >= v_reported THEN 'adjustment'
+           WHEN e.reverses_entry_id IS NOT NULL THEN 'reversal'
            ELSE e.measure END,
          e.entry_id, e.posted_at, e.run_id, pf.feature_key, e.district_project, cf.feature_key,
          e.measure, e.entry_kind, e.published,
          CASE e.entry_kind WHEN 'credit' THEN e.published WHEN 'debit' THEN -e.published
                            ELSE 0 END,
-         e.reverses_entry_id, r.posted_at, e.reason, e.acres
+         e.reverses_entry_id, r.posted_at, e.reason, e.acres, e.effective_on
   FROM (SELECT x.*, coalesce(x.acres_published, round(x.acres, 4)) AS published
         FROM ledger.entry x) e
   LEFT JOIN ledger.entry r ON r.entry_id = e.reverses_entry_id
   LEFT JOIN core.feature pf ON pf.feature_id = e.permit_id
   LEFT JOIN core.feature cf ON cf.feature_id = e.parcel_id
-  WHERE e.plan_area_id = v_plan AND e.posted_at >= v_from AND e.posted_at < v_to
+  WHERE e.plan_area_id = v_plan AND e.effective_on >= v_from AND e.effective_on < v_to
   ORDER BY 1, e.posted_at, e.entry_id;
 END $$;
 COMMENT ON FUNCTION pub.ledger_statement_entry(text, integer, text) IS
-  'Detail of the annual ledger statement: every ledger entry of the plan area posted in the '
-  'year (in the given time zone, default America/Chicago), with the statement line it falls '
-  'on, its permit, parcel, measure, acres, effect on the balance (credit minus debit) and, for '
+  'Detail of the annual ledger statement: every ledger entry of the plan area effective in the '
+  'year (ledger.entry.effective_on), with the statement line it falls on (adjustment: posted '
+  'after the year ended in the given time zone, default America/Chicago), its permit, parcel, measure, acres, effect on the balance (credit minus debit) and, for '
   'a reversal, the entry it reverses. acres are the published acres (4 decimals, the figures '
   'the balance views sum), acres_exact the entry''s full precision.';
 
@@ -91,8 +99,8 @@ SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
   v_plan integer;
-  v_from timestamptz;
-  v_to timestamptz;
+  v_from date;
+  v_to date;
   v_open numeric;
   v_open_n bigint;
   v_close numeric;
@@ -103,18 +111,18 @@ BEGIN
     RAISE EXCEPTION 'no plan area with code %', p_plan_area
       USING HINT = 'SELECT code FROM core.plan_area lists them.';
   END IF;
-  v_from := make_timestamptz(p_year, 1, 1, 0, 0, 0, p_tz);
-  v_to := make_timestamptz(p_year + 1, 1, 1, 0, 0, 0, p_tz);
+  v_from := make_date(p_year, 1, 1);
+  v_to := make_date(p_year + 1, 1, 1);
   SELECT coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN 1 WHEN 'debit' THEN -1 ELSE 0 END
                       * coalesce(e.acres_published, round(e.acres, 4))), 0),
          count(*)
     INTO v_open, v_open_n
-    FROM ledger.entry e WHERE e.plan_area_id = v_plan AND e.posted_at < v_from;
+    FROM ledger.entry e WHERE e.plan_area_id = v_plan AND e.effective_on < v_from;
   SELECT coalesce(sum(CASE e.entry_kind WHEN 'credit' THEN 1 WHEN 'debit' THEN -1 ELSE 0 END
                       * coalesce(e.acres_published, round(e.acres, 4))), 0),
          count(*)
     INTO v_close, v_close_n
-    FROM ledger.entry e WHERE e.plan_area_id = v_plan AND e.posted_at < v_to;
+    FROM ledger.entry e WHERE e.plan_area_id = v_plan AND e.effective_on < v_to;
   RETURN QUERY
   WITH lines (line_no, line_code, line) AS (
     VALUES
@@ -126,8 +134,11 @@ BEGIN
       (70, 'credit_hosted', 'Counted credit by the parcel that hosts it (memo)'),
       (80, 'transfer_in', 'Credit transferred in'),
       (90, 'transfer_out', 'Credit transferred out'),
-      (100, 'reversal', 'Reversals of entries posted in ' || p_year || ' (recomputed figures)'),
-      (110, 'adjustment', 'Adjustments: reversals of entries posted before ' || p_year)
+      (100, 'reversal', 'Reversals of ' || p_year || ' entries, posted by 31 December '
+                        || p_year || ' (recomputed figures)'),
+      (110, 'adjustment', 'Prior-period adjustments: entries for ' || p_year
+                          || ' posted after 31 December ' || p_year
+                          || ' (late postings and corrections)')
   ), d AS (
     SELECT * FROM pub.ledger_statement_entry(p_plan_area, p_year, p_tz)
   ), amounts AS (
@@ -148,7 +159,7 @@ BEGIN
   )
   SELECT 10, 'opening_balance'::text,
          'Opening balance 1 January ' || p_year || ' (closing balance of ' || (p_year - 1)
-           || ')',
+           || ' as now recorded)',
          NULL::numeric, NULL::numeric, NULL::numeric, v_open, v_open_n, NULL::bigint[]
   UNION ALL
   SELECT a.line_no, a.line_code, a.line,
@@ -163,11 +174,12 @@ BEGIN
   ORDER BY 1;
 END $$;
 COMMENT ON FUNCTION pub.ledger_statement(text, integer, text) IS
-  'Annual ledger statement of a plan area (by code) for a calendar year in the given time zone '
-  '(default America/Chicago): opening balance (= closing balance of the year before), impacts '
+  'Annual ledger statement of a plan area (by code) for a calendar year of effective dates '
+  '(ledger.entry.effective_on): opening balance (= closing balance of the year before), impacts '
   '(memo), replacement required (debit), credit by status (certified counts; constructed, '
   'proposed and hosted are memo), transfers in and out, reversals of the year''s entries, '
-  'adjustments (reversals of earlier years'' entries), closing balance. Acres are the '
+  'prior-period adjustments (entries for the year posted after it ended in the given time '
+  'zone, default America/Chicago), closing balance. Acres are the '
   'published figures (4 decimals) that pub.plan_balance sums, so the closing balance is the '
   'published plan balance at the end of the year. Acres are positive on '
   'their own side (a reversal is negative); balance_acres is the line''s effect on the '

@@ -71,10 +71,33 @@ def check_invariants(engine: sa.Engine, db_url: str) -> None:
         assert s.parcel_rows(conn, at=t1) == before_parcels
         assert s.permit_rows(conn, at=t1) == before_permits
         assert s.plan_row(conn, at=t1) == before_plan
+        # "As of" a date goes by the effective date (docs/ledger.md 4a). As recorded before
+        # the change, today's figures are what they were; as recorded now, the withdrawal's
+        # reversals carry the dates of the entries they reverse, so the corrected history
+        # holds no permit's figures on any date, and what is left as of yesterday is the
+        # District projects' lines dated by then (until revision 0019 "as of yesterday" was 0
+        # only because nothing had been posted before today).
+        recorded_before = conn.execute(sa.text(
+            "SELECT * FROM pub.plan_balance_as_of(current_date, :t)"), {"t": t1}
+        ).mappings().one()
+        assert dict(recorded_before) == before_plan
+        parcels_before = {r["pin"]: dict(r) for r in conn.execute(sa.text(
+            "SELECT * FROM pub.parcel_balance_as_of(current_date, :t)"), {"t": t1}
+        ).mappings()}
+        assert parcels_before == before_parcels
         yesterday = dt.date.today() - dt.timedelta(days=1)
         old = conn.execute(sa.text("SELECT * FROM pub.plan_balance_as_of(:d)"),
                            {"d": yesterday}).mappings().one()
-        assert old["balance_acres"] == 0 and old["status"] == "none"
+        assert all(r["status"] == "none" for r in conn.execute(sa.text(
+            "SELECT status FROM pub.permit_balance_as_of(:d)"), {"d": yesterday}).mappings())
+        projects = conn.execute(sa.text(
+            "SELECT coalesce(sum(CASE entry_kind WHEN 'credit' THEN 1 WHEN 'debit' THEN -1 "
+            "ELSE 0 END * coalesce(acres_published, round(acres, 4))), 0) FROM ledger.entry "
+            "WHERE district_project IS NOT NULL AND effective_on <= :d"), {"d": yesterday}
+        ).scalar_one()
+        assert old["balance_acres"] == projects
+        if projects == 0 and old["credit_acres"] == 0:
+            assert old["status"] == "none"
         today = conn.execute(sa.text("SELECT * FROM pub.plan_balance_as_of(current_date)")
                              ).mappings().one()
         assert dict(today) == s.plan_row(conn)

@@ -64,20 +64,33 @@ def test_balance_of_plan_parcel_and_permit(site: None, db_url: str,
     assert code == 0 and "24-001" in out and "surplus" in out and "2.4711" in out
 
 
-def test_balance_as_of_a_date_before_the_ledger_existed(site: None, db_url: str,
-                                                        capsys: pytest.CaptureFixture) -> None:
+def test_balance_as_of_a_date_and_as_recorded_at(site: None, db_url: str,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    """--as-of goes by the date the facts took effect (24-001 decided 2024-04-01), so the
+    permit loaded today shows as of yesterday and as of 2024-04-01, not as of 2024-03-31;
+    --recorded-at yesterday is what the book held then: nothing (docs/ledger.md 4a)."""
     assert run(capsys, "--db", db_url, "recompute")[0] == 0
     yesterday = (dt.date.today() - dt.timedelta(days=1)).isoformat()
     code, out, _ = run(capsys, "--db", db_url, "balance", "--as-of", yesterday,
                        "--format", "json")
     assert code == 0
+    assert (json.loads(out)[0]["balance_acres"], json.loads(out)[0]["status"]) == (
+        2.4710, "surplus")
+    code, out, _ = run(capsys, "--db", db_url, "balance", "--as-of", "2024-04-01",
+                       "--format", "json")
+    assert json.loads(out)[0]["balance_acres"] == 2.4710
+    code, out, _ = run(capsys, "--db", db_url, "balance", "--as-of", "2024-03-31",
+                       "--format", "json")
     assert (json.loads(out)[0]["balance_acres"], json.loads(out)[0]["status"]) == (0, "none")
-    code, _, err = run(capsys, "--db", db_url, "balance", "--permit", "24-001", "--as-of",
-                       yesterday)    # the permit was not in the database yet
-    assert code == 1 and f"no permit 24-001 as of {yesterday}" in err
+    code, out, _ = run(capsys, "--db", db_url, "balance", "--as-of", "2024-12-31",
+                       "--recorded-at", yesterday, "--format", "json")
+    assert (json.loads(out)[0]["balance_acres"], json.loads(out)[0]["status"]) == (0, "none")
+    code, _, err = run(capsys, "--db", db_url, "balance", "--permit", "24-001",
+                       "--recorded-at", yesterday)    # the permit was not in the database yet
+    assert code == 1 and f"no permit 24-001 as recorded at {yesterday}" in err
     today = dt.date.today().isoformat()
     code, out, _ = run(capsys, "--db", db_url, "balance", "--permit", "24-001", "--as-of",
-                       today, "--format", "json")
+                       today, "--recorded-at", today, "--format", "json")
     assert (code, json.loads(out)[0]["balance_acres"]) == (0, 2.4710)
 
 
@@ -89,3 +102,5 @@ def test_balance_errors_are_one_line(site: None, db_url: str,
                            "(rulem-db balance --parcels lists them)")
     with pytest.raises(SystemExit):
         cli.main(["--db", db_url, "balance", "--as-of", "last tuesday"])
+    with pytest.raises(SystemExit):
+        cli.main(["--db", db_url, "balance", "--recorded-at", "yesterday"])

@@ -1,7 +1,9 @@
 """The annual ledger statement (sql/310_ledger_statement.sql, rulem-db statement).
 
-Ledger entries across three years are posted here with the posting times an auditor would see,
-so every line is worked out by hand below; a second test goes through a real recompute.
+Ledger entries across three years are posted here with the posting times and effective dates
+an auditor would see, so every line is worked out by hand below; a second test goes through a
+real recompute. Since revision 0019 a statement goes by effective year, and entries for the
+year posted after it ended (in the statement's time zone) are its prior-period adjustments.
 """
 
 from __future__ import annotations
@@ -36,17 +38,21 @@ class Book:
         self.parcel = _feature(conn, "parcel", "PIN1")
 
     def post(self, at: str, measure: str, acres: str, reverses: int | None = None,
-             project: bool = False) -> int:
+             project: bool = False, on: str | None = None) -> int:
+        """Posted at `at`, effective `on` (default: the local date of `at`; a reversal: the
+        date of the entry it reverses, filled by the database)."""
+        if on is None and reverses is None:
+            on = at[:10]
         kind = {"required": "debit", "transfer_out": "debit", "credit": "credit",
                 "transfer_in": "credit"}.get(measure, "memo")
         return self.conn.execute(sa.text(
             "INSERT INTO ledger.entry (run_id, plan_area_id, permit_id, district_project, "
             "parcel_id, measure, entry_kind, acres, reverses_entry_id, reason, inputs, "
-            "posted_at) VALUES (:r, 1, :p, :dp, :parcel, :m, :k, :a, :rev, 'test', '{}', "
-            "CAST(:at AS timestamptz)) RETURNING entry_id"),
+            "posted_at, effective_on) VALUES (:r, 1, :p, :dp, :parcel, :m, :k, :a, :rev, "
+            "'test', '{}', CAST(:at AS timestamptz), CAST(:on AS date)) RETURNING entry_id"),
             {"r": self.run_id, "p": None if project else self.permit,
              "dp": "District pond" if project else None, "parcel": self.parcel, "m": measure,
-             "k": kind, "a": Decimal(acres), "rev": reverses, "at": at}).scalar_one()
+             "k": kind, "a": Decimal(acres), "rev": reverses, "at": at, "on": on}).scalar_one()
 
 
 @pytest.fixture
@@ -61,14 +67,18 @@ def book(engine: sa.Engine) -> dict[str, int]:
         e["prop1"] = b.post("2023-06-01 10:00-05", "credit_proposed", "0.7")
         e["rev_req1"] = b.post("2023-09-01 10:00-05", "required", "-2.0", e["req1"])
         e["req2"] = b.post("2023-09-01 10:00-05", "required", "2.5")
+        # The 2023 credit corrected in 2024: the reversal and the new entry are 2023's facts.
         e["rev_cred1"] = b.post("2024-02-01 10:00-06", "credit", "-1.5", e["cred1"],
                                 project=True)
-        e["cred2"] = b.post("2024-02-01 10:00-06", "credit", "1.8", project=True)
+        e["cred2"] = b.post("2024-02-01 10:00-06", "credit", "1.8", project=True,
+                            on="2023-06-01")
         e["out"] = b.post("2024-04-01 10:00-05", "transfer_out", "0.3", project=True)
         e["in"] = b.post("2024-04-01 10:00-05", "transfer_in", "0.3")
         # 23:30 on New Year's Eve in Chicago is already 2025 in UTC.
         e["late"] = b.post("2024-12-31 23:30-06", "credit", "0.2", project=True)
         e["y2025"] = b.post("2025-01-01 00:30-06", "credit", "0.4", project=True)
+        # A permit decided in 2024, loaded in 2025.
+        e["req2024"] = b.post("2025-03-01 10:00-06", "required", "0.5", on="2024-06-01")
     return e
 
 
@@ -81,7 +91,8 @@ def _statement(conn: sa.Connection, year: int, tz: str = CHICAGO) -> dict[str, d
 def test_lines_by_hand_and_opening_is_previous_closing(engine, book):
     with engine.connect() as conn:
         y23, y24, y25 = (_statement(conn, y) for y in (2023, 2024, 2025))
-    # 2023: required 2.0 then recomputed to 2.5 (reversal in the same year); credit 1.5.
+    # 2023: required 2.0 then recomputed to 2.5 (reversal in the same year); credit 1.5,
+    # corrected to 1.8 in 2024 (a prior-period adjustment of 2023: -1.5 + 1.8).
     assert y23["opening_balance"]["balance_acres"] == 0
     assert y23["required"]["debit_acres"] == Decimal("4.5")  # 2.0 and its successor 2.5
     assert y23["required"]["entry_ids"] == [book["req1"], book["req2"]]
@@ -92,22 +103,25 @@ def test_lines_by_hand_and_opening_is_previous_closing(engine, book):
     assert y23["impact"]["memo_acres"] == Decimal("2.0")
     assert y23["impact"]["balance_acres"] is None  # memo: never in the balance
     assert y23["credit_proposed"]["memo_acres"] == Decimal("0.7")
-    assert y23["adjustment"]["entry_count"] == 0
-    assert y23["closing_balance"]["balance_acres"] == Decimal("-1.0")  # 1.5 - 2.5
-    # 2024: the 2023 credit is recomputed (a prior-year adjustment), transfers net to zero.
+    assert y23["adjustment"]["entry_ids"] == [book["rev_cred1"], book["cred2"]]
+    assert y23["adjustment"]["balance_acres"] == Decimal("0.3")
+    assert y23["closing_balance"]["balance_acres"] == Decimal("-0.7")  # 1.8 - 2.5
+    # 2024: transfers net to zero, credit 0.2 on New Year's Eve, and 0.5 required of a permit
+    # decided in 2024 and loaded in 2025 (an adjustment).
     assert y24["opening_balance"]["balance_acres"] == y23["closing_balance"]["balance_acres"]
-    assert y24["adjustment"]["balance_acres"] == Decimal("-1.5")
-    assert y24["adjustment"]["entry_ids"] == [book["rev_cred1"]]
+    assert y24["adjustment"]["balance_acres"] == Decimal("-0.5")
+    assert y24["adjustment"]["entry_ids"] == [book["req2024"]]
     assert y24["reversal"]["entry_count"] == 0
-    assert y24["credit"]["balance_acres"] == Decimal("2.0")  # 1.8 + 0.2 on New Year's Eve
-    assert y24["credit"]["entry_ids"] == [book["cred2"], book["late"]]
+    assert y24["credit"]["balance_acres"] == Decimal("0.2")
+    assert y24["credit"]["entry_ids"] == [book["late"]]
     assert y24["transfer_in"]["balance_acres"] == Decimal("0.3")
     assert y24["transfer_out"]["balance_acres"] == Decimal("-0.3")
-    assert y24["closing_balance"]["balance_acres"] == Decimal("-0.5")
+    assert y24["closing_balance"]["balance_acres"] == Decimal("-1.0")
     # 2025
     assert y25["opening_balance"]["balance_acres"] == y24["closing_balance"]["balance_acres"]
     assert y25["credit"]["entry_ids"] == [book["y2025"]]
-    assert y25["closing_balance"]["balance_acres"] == Decimal("-0.1")
+    assert y25["adjustment"]["entry_count"] == 0
+    assert y25["closing_balance"]["balance_acres"] == Decimal("-0.6")
 
 
 def test_lines_add_up_and_cover_every_entry(engine, book):
@@ -120,36 +134,49 @@ def test_lines_add_up_and_cover_every_entry(engine, book):
                     == lines["closing_balance"]["balance_acres"])
             listed = [i for k, r in lines.items() if not k.endswith("_balance")
                       for i in r["entry_ids"]]
-            posted = conn.execute(sa.text(
-                "SELECT entry_id FROM ledger.entry WHERE posted_at >= make_timestamptz(:y, 1, 1, "
-                "0, 0, 0, :tz) AND posted_at < make_timestamptz(:y + 1, 1, 1, 0, 0, 0, :tz)"),
-                {"y": year, "tz": CHICAGO}).scalars().all()
-            assert sorted(listed) == sorted(posted)
-            # The ledger's own exact balance at the end of the year agrees.
+            effective = conn.execute(sa.text(
+                "SELECT entry_id FROM ledger.entry WHERE effective_on >= make_date(:y, 1, 1) "
+                "AND effective_on < make_date(:y + 1, 1, 1)"), {"y": year}).scalars().all()
+            assert sorted(listed) == sorted(effective)
+            # The ledger's own exact balance as of the end of the year agrees, and so does
+            # the published plan balance as of that date.
             ledger_balance = conn.execute(sa.text(
-                "SELECT balance FROM ledger.plan_measures(1, make_timestamptz(:y + 1, 1, 1, 0, 0, "
-                "0, :tz) - interval '1 microsecond')"), {"y": year, "tz": CHICAGO}).scalar_one()
+                "SELECT balance FROM ledger.plan_measures(1, 'infinity', make_date(:y, 12, 31))"
+            ), {"y": year}).scalar_one()
             assert lines["closing_balance"]["balance_acres"] == ledger_balance
+            published = conn.execute(sa.text(
+                "SELECT balance_acres FROM pub.plan_balance_as_of(make_date(:y, 12, 31))"),
+                {"y": year}).scalar_one()
+            assert lines["closing_balance"]["balance_acres"] == published
 
 
-def test_the_year_follows_the_time_zone(engine, book):
+def test_the_first_report_follows_the_time_zone(engine, book):
+    """New Year's Eve 23:30 in Chicago is 05:30 on 1 January in UTC: posted before 2024 was
+    first reported in Chicago, after it in UTC (an adjustment there)."""
     with engine.connect() as conn:
-        utc24 = _statement(conn, 2024, "UTC")
-        utc25 = _statement(conn, 2025, "UTC")
-    assert book["late"] not in utc24["credit"]["entry_ids"]
-    assert book["late"] in utc25["credit"]["entry_ids"]
+        chicago = _statement(conn, 2024)
+        utc = _statement(conn, 2024, "UTC")
+    assert book["late"] in chicago["credit"]["entry_ids"]
+    assert book["late"] in utc["adjustment"]["entry_ids"]
+    assert book["late"] not in utc["credit"]["entry_ids"]
+    assert utc["closing_balance"] == chicago["closing_balance"]
 
 
 def test_detail_names_line_permit_parcel_and_reversed_entry(engine, book):
     with engine.connect() as conn:
         rows = conn.execute(sa.text(
+            "SELECT * FROM pub.ledger_statement_entry('acd-53-62', 2023)")).mappings().all()
+        rows24 = conn.execute(sa.text(
             "SELECT * FROM pub.ledger_statement_entry('acd-53-62', 2024)")).mappings().all()
     by_id = {r["entry_id"]: r for r in rows}
     adj = by_id[book["rev_cred1"]]
     assert adj["line_code"] == "adjustment"
     assert adj["reverses_entry_id"] == book["cred1"]
     assert adj["reversed_posted_at"].year == 2023
+    assert adj["posted_at"].year == 2024
+    assert str(adj["effective_on"]) == "2023-06-01"  # the date of the entry it reverses
     assert adj["district_project"] == "District pond"
+    by_id = {r["entry_id"]: r for r in rows24}
     transfer_in = by_id[book["in"]]
     assert (transfer_in["permit_no"], transfer_in["pin"]) == ("23-001", "PIN1")
     assert transfer_in["balance_acres"] == Decimal("0.3")
@@ -165,7 +192,7 @@ def test_staff_may_run_the_statement_but_not_read_the_book(engine, book):
     with engine.begin() as conn:
         conn.execute(sa.text("SET LOCAL ROLE rulem_staff"))
         lines = _statement(conn, 2024)
-        assert lines["closing_balance"]["balance_acres"] == Decimal("-0.5")
+        assert lines["closing_balance"]["balance_acres"] == Decimal("-1.0")
         with pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
             conn.execute(sa.text("SELECT count(*) FROM ledger.entry"))
 
@@ -173,15 +200,17 @@ def test_staff_may_run_the_statement_but_not_read_the_book(engine, book):
 def test_statement_after_a_real_recompute_matches_the_plan_balance(engine, db_url, tmp_path,
                                                                    capsys):
     """Fill 100 m x 100 m of wetland (2.4711 ac required), certify a 100 m x 50 m replacement
-    (1.2355 ac credit): the statement of this year shows both and closes at the plan balance."""
+    (1.2355 ac credit), permit decided and replacement certified today: the statement of this
+    year shows both and closes at the plan balance."""
     from rulem_db import ledger
 
     with engine.begin() as conn:
         s.base_site(conn, {"W1": (0, 0, 300, 300)})
         s.parcel(conn, "P-1", (0, 0, 500, 500))
-        permit = s.permit(conn, "25-001", pins=["P-1"])
+        today = conn.execute(sa.text("SELECT current_date")).scalar_one().isoformat()
+        permit = s.permit(conn, "25-001", pins=["P-1"], decided_on=today)
         s.impact(conn, permit, "fill", (0, 0, 100, 100), "i1")
-        s.replacement(conn, permit, (400, 0, 500, 50), "r1")
+        s.replacement(conn, permit, (400, 0, 500, 50), "r1", status_on=today)
     ledger.recompute(db_url, all=True)
     with engine.connect() as conn:
         year = conn.execute(sa.text(
