@@ -212,15 +212,6 @@ BEGIN
     DROP TABLE pg_temp.changed_rows;
   END LOOP;
 
-  -- 7(b) reads the posted ledger: the permits whose entries moved, and the plan area's total
-  INSERT INTO recheck
-  SELECT DISTINCT 'permit', e.permit_id, 'ledger entries posted'
-  FROM ledger.entry e
-  WHERE e.plan_area_id = p_plan_area_id AND e.posted_at >= p_since AND e.permit_id IS NOT NULL;
-  IF FOUND THEN
-    INSERT INTO recheck VALUES ('district', NULL, 'ledger entries posted: the plan balance');
-  END IF;
-
   IF v_reach THEN  -- each permit's reach: its parcels and features, expanded
     INSERT INTO recheck
     SELECT DISTINCT 'permit', r.permit_id, p.layer || ' changed within reach'
@@ -324,7 +315,18 @@ BEGIN
         FROM checks.run r
         WHERE r.plan_area_id = p_plan_area_id AND r.permit_id IS NOT NULL
           AND r.run_id > base.run_id
-        GROUP BY r.permit_id) x;
+        GROUP BY r.permit_id
+        UNION ALL  -- 7(b) reads the posted ledger: the permits (and the plan area's total)
+        SELECT DISTINCT   -- whose entries a recompute that ended after the base run began posted
+               CASE WHEN l.owner = 0 THEN 'district' ELSE 'permit' END,
+               CASE WHEN l.owner = 0 THEN NULL ELSE e.permit_id END,
+               CASE WHEN l.owner = 0 THEN 'ledger entries posted: the plan balance'
+                    ELSE 'ledger entries posted' END
+        FROM ledger.run lr
+        JOIN ledger.entry e ON e.run_id = lr.run_id AND e.plan_area_id = p_plan_area_id
+        CROSS JOIN (VALUES (0), (1)) l(owner)
+        WHERE (lr.finished_at IS NULL OR lr.finished_at >= base.started_at)
+          AND (l.owner = 0 OR e.permit_id IS NOT NULL)) x;
   IF c_scope IS NULL THEN
     -- Nothing any check reads changed (the quiet night: no temporary table, no scope read;
     -- the same answer as the test below would give): the base run's results stand.
