@@ -165,6 +165,7 @@ CREATE OR REPLACE FUNCTION checks.oldest_open_transaction() RETURNS timestamptz
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
   SELECT least(min(a.xact_start), now()) FROM pg_stat_activity a
   WHERE a.datname = current_database() AND a.xact_start IS NOT NULL
+    AND a.backend_type = 'client backend'  -- autovacuum and other workers write no layer
 $$;
 COMMENT ON FUNCTION checks.oldest_open_transaction() IS
   'Start of the oldest open transaction of this database (now() when none is older).';
