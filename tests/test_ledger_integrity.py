@@ -29,6 +29,18 @@ def credit(conn: sa.Connection) -> dict[str, Decimal]:
     return {no: r["credit_acres"] for no, r in s.permit_rows(conn).items()}
 
 
+def copied_basin(engine: sa.Engine, db_url: str) -> None:
+    """24-001 (decided 2024-04-01) with a certified BASIN, the same polygon filed again as
+    24-002's replacement (decided 2024-05-01), recomputed."""
+    with engine.begin() as conn:
+        layout(conn)
+        p1 = s.permit(conn, "24-001", decided_on="2024-04-01")
+        p2 = s.permit(conn, "24-002", decided_on="2024-05-01")
+        s.replacement(conn, p1, BASIN, "basin-1")
+        s.replacement(conn, p2, BASIN, "basin-1-copy")
+    ledger.recompute(db_url)
+
+
 # -- 7(b): no acre of credit counted twice ---------------------------------------------------
 
 
@@ -37,13 +49,7 @@ def test_a_certified_basin_copied_onto_a_second_permit_earns_nothing_twice(
     """24-001 (decided 2024-04-01) built and certified BASIN; the same polygon is filed again
     as 24-002's replacement (decided 2024-05-01). Before: 24-002 +2.4711, plan credit 4.9421.
     Now: the older claim keeps it: 24-001 2.4711, 24-002 0, plan credit still 2.4711."""
-    with engine.begin() as conn:
-        layout(conn)
-        p1 = s.permit(conn, "24-001", decided_on="2024-04-01")
-        p2 = s.permit(conn, "24-002", decided_on="2024-05-01")
-        s.replacement(conn, p1, BASIN, "basin-1")
-        s.replacement(conn, p2, BASIN, "basin-1-copy")
-    ledger.recompute(db_url)
+    copied_basin(engine, db_url)
     with engine.connect() as conn:
         assert credit(conn) == {"24-001": d("2.4711"), "24-002": d("0.0000")}
         assert s.plan_row(conn)["credit_acres"] == d("2.4711")
@@ -89,13 +95,7 @@ def test_a_withdrawn_older_claim_gives_the_ground_back(engine: sa.Engine, db_url
     """The order of claims changes with a decision: when 24-001 is withdrawn, 24-002's copy
     earns its 2.4711 at the next recompute of the queue (the permit change queues the owners
     whose replacements meet its ground)."""
-    with engine.begin() as conn:
-        layout(conn)
-        p1 = s.permit(conn, "24-001", decided_on="2024-04-01")
-        p2 = s.permit(conn, "24-002", decided_on="2024-05-01")
-        s.replacement(conn, p1, BASIN, "basin-1")
-        s.replacement(conn, p2, BASIN, "basin-1-copy")
-    ledger.recompute(db_url)
+    copied_basin(engine, db_url)
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE core.permit SET status = 'withdrawn' "
                              "WHERE permit_no = '24-001' AND valid_to IS NULL"))
@@ -215,13 +215,7 @@ def test_the_copied_basin_is_an_error_naming_both_permits(engine: sa.Engine,
                                                           db_url: str) -> None:
     """The copy of 24-001's certified basin on 24-002: one error on 24-002 with the whole
     basin's 2.4711 acres and both permit numbers; 24-001 passes."""
-    with engine.begin() as conn:
-        layout(conn)
-        p1 = s.permit(conn, "24-001", decided_on="2024-04-01")
-        p2 = s.permit(conn, "24-002", decided_on="2024-05-01")
-        s.replacement(conn, p1, BASIN, "basin-1")
-        s.replacement(conn, p2, BASIN, "basin-1-copy")
-    ledger.recompute(db_url)
+    copied_basin(engine, db_url)
     found = findings(engine, "credit_overlap")
     assert [f[:3] for f in found] == [("24-002", "error", d("2.4711"))]
     assert "24-002" in found[0][3] and "24-001" in found[0][3]
