@@ -22,7 +22,8 @@ import time
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from rulem_db import cluster, db
+from rulem_db import db
+from rulem_db.local import cluster
 
 DBNAME = "rulem_bench_checks"
 X0, Y0 = 480_000.0, 4_990_000.0

@@ -115,7 +115,7 @@ def admin_url() -> sa.engine.URL:
     """The superuser URL of the cluster: RULEM_TEST_ADMIN_URL, else the embedded one."""
     url = os.environ.get("RULEM_TEST_ADMIN_URL")
     if not url:
-        from rulem_db import cluster
+        from rulem_db.local import cluster
 
         url = cluster.ensure_embedded().admin_url
     return make_url(url).set(drivername="postgresql+psycopg2")
@@ -201,9 +201,8 @@ def _schema_key() -> str:
             if path.suffix in (".sql", ".py"):
                 h.update(path.name.encode())
                 h.update(path.read_bytes())
-    for module in ("schema", "layers", "tables_checks", "tables_ingest", "tables_ledger",
-                   "tables_publish", "tables_runs"):
-        h.update((ROOT / "rulem_db" / f"{module}.py").read_bytes())
+    for path in sorted((ROOT / "rulem_db" / "catalogue").glob("*.py")):
+        h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
 

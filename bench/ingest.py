@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     admin = args.admin_url
     if not admin:
-        from rulem_db import cluster
+        from rulem_db.local import cluster
 
         admin = cluster.ensure_embedded().admin_url
     work = args.keep or Path(tempfile.mkdtemp(prefix="rulem-bench-"))

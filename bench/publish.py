@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rulem_db import db  # noqa: E402
-from rulem_db.export import _run_ogr2ogr  # noqa: E402
+from rulem_db.reports.export import _run_ogr2ogr  # noqa: E402
 
 X0, Y0, SIZE = 480000.0, 4990000.0, 50.0
 HALF = 20037508.342789244
@@ -41,7 +41,7 @@ HALF = 20037508.342789244
 def _admin_url() -> sa.engine.URL:
     url = os.environ.get("RULEM_TEST_ADMIN_URL")
     if not url:
-        from rulem_db import cluster
+        from rulem_db.local import cluster
 
         url = cluster.ensure_embedded().admin_url
     return make_url(url).set(drivername="postgresql+psycopg2")

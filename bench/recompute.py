@@ -50,9 +50,10 @@ import shapely
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from rulem_db import cluster, db, ledger
+from rulem_db import db, ledger
+from rulem_db.ledger.watch import LedgerWatch, WatchEvent
+from rulem_db.local import cluster
 from rulem_db.paths import MIGRATIONS_DIR, shared_dir
-from rulem_db.watch import LedgerWatch, WatchEvent
 
 DBNAME = "rulem_bench_ledger"
 SOURCE = "rulem_bench_ledger_src"  # the generated county, kept as a template between runs

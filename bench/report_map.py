@@ -1,5 +1,5 @@
 """Time the nightly report's balance map at county scale: N square parcels (random balance
-status) with N/50 findings, drawn as rulem_db.report_map draws them.
+status) with N/50 findings, drawn as rulem_db.reports.map draws them.
 
     python bench/report_map.py [N ...]      (default 10000 100000)
 
@@ -16,7 +16,7 @@ import time
 import geopandas as gpd
 from shapely.geometry import Point, box
 
-from rulem_db.report_map import balance_map
+from rulem_db.reports.map import balance_map
 
 
 def frames(n: int) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame, gpd.GeoDataFrame]:

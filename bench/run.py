@@ -1,9 +1,12 @@
 """The benchmark harness: one command runs a size and prints every figure beside what users
-would pick instead, measured in the same run, with the ratio and the target (issue 9).
+would pick instead, measured in the same run, with the ratio and the target, and writes the
+same table as markdown to bench/results/<YYYY-MM-DD>.md (the run's UTC date; a second run on
+the same date adds a section to that file), with the size, the seed, the machine, the server's
+PostgreSQL, PostGIS and GEOS versions and the git commit. The docs quote the latest file.
 
     env -u PYTHONDONTWRITEBYTECODE .venv/bin/python bench/run.py --size county
         [--only ingest,recompute,nightly,latency] [--fresh] [--keep] [--seed 0.42]
-        [--repeat 3] [--nightly-budget 600]
+        [--repeat 3] [--nightly-budget 600] [--results DIR | --no-results]
 
 Sizes: `plan` (50 parcels: a smoke test of the harness, seconds), `county` (100,320 parcels,
 30,000 wetlands, 2,000 permits; a 100,000-polygon ingest file), `state` (1,000,000 parcels,
@@ -39,11 +42,14 @@ generates it again. Every scratch database is named rulem_bench_run_* and droppe
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +66,7 @@ from bench.common import Row, Size, timed  # noqa: E402
 from rulem_db import db, ledger  # noqa: E402
 
 SECTIONS = ("ingest", "recompute", "nightly", "latency")
+RESULTS = ROOT / "bench" / "results"
 FLAT_MEMORY = 1.2   # "memory must not grow with file size": at most 20 % more for 10 x the file
 
 # 1 % of each input layer changed through the versioning triggers, exactly as an ingest's merge
@@ -95,6 +102,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
     full_recompute_s: float | None = None
     databases: list[str] = field(default_factory=list)
+    server: str | None = None  # PostgreSQL, PostGIS, GEOS and settings, from the first database
 
     def database(self, suffix: str) -> str:
         name = f"{common.PREFIX}_{self.size.name}_{suffix}"
@@ -132,16 +140,21 @@ def bench_ingest(run: Run) -> None:
                      lambda: ingest_bench.run_ogr2ogr(ogr_url, gpkg))
     ours_url = common.empty_database(run.database("ingest"))
     ingest_bench.add_plan_boundary(ours_url)
+    run.server = run.server or _server(ours_url)
     _, child = timed("rulem-db ingest parcel (child process)",
                           lambda: common.ingest_in_child(ours_url, "parcel", gpkg))
     print(f"    {child.message}")
     print("    stages: " + ", ".join(f"{s} {t:.2f} s" for s, t in child.stages))
+    run.notes.append(f"ingest stages, {n:,} polygons: "
+                     + ", ".join(f"{s} {t:.2f} s" for s, t in child.stages))
     big_url = common.empty_database(run.database("ingest_x10"))
     ingest_bench.add_plan_boundary(big_url)
     _, big_child = timed(f"rulem-db ingest parcel, {big_n:,} polygons (child process)",
                          lambda: common.ingest_in_child(big_url, "parcel", big))
     print(f"    {big_child.message}")
     print("    stages: " + ", ".join(f"{s} {t:.2f} s" for s, t in big_child.stages))
+    run.notes.append(f"ingest stages, {big_n:,} polygons: "
+                     + ", ".join(f"{s} {t:.2f} s" for s, t in big_child.stages))
     for name in run.databases[-3:]:
         if not run.keep:
             common.drop_database(name)
@@ -271,8 +284,11 @@ def bench_nightly(run: Run, url: str, budget_s: float) -> None:
         got = common.nightly_in_child(url, reports, full, budget_s)
         if got.finished:
             print(f"  {label:<64} {got.seconds:9.2f} s", flush=True)
-            print(f"    {_step_times(url, got.run_id)}; {got.findings} findings, "
-                  f"{got.entries_posted} entries posted, {got.parcels_changed} parcels changed")
+            steps = (f"{_step_times(url, got.run_id)}; {got.findings} findings, "
+                     f"{got.entries_posted} entries posted, {got.parcels_changed} parcels "
+                     "changed")
+            print(f"    {steps}")
+            run.notes.append(f"{label}: {got.seconds:.2f} s: {steps}")
         elif got.error:
             print(f"  {label:<64} FAILED after {got.seconds:.0f} s: {got.error}", flush=True)
             run.notes.append(f"nightly run failed: {got.error}")
@@ -389,6 +405,93 @@ def _sizes(url: str) -> str:
     return f"database size {total}; largest: " + ", ".join(f"{t} {s}" for t, s in rows)
 
 
+# -- the result table and the results file --------------------------------------------------
+
+TABLE_HEADS = ("figure", "ours", "comparison (same run)", "ratio", "target", "")
+
+
+def table_lines(rows: Sequence[Row], markdown: bool = False) -> list[str]:
+    """The result table, for the terminal (aligned columns) or for the results file (a
+    markdown table: an indented row, a detail of the row above, keeps its place but not its
+    indent)."""
+    cells = [TABLE_HEADS] + [(r.figure, r.ours, r.comparison, r.ratio, r.target, r.verdict)
+                             for r in rows]
+    if markdown:
+        def line(c: Sequence[str]) -> str:
+            return "| " + " | ".join(v.strip().replace("|", "\\|") for v in c) + " |"
+        return [line(cells[0]), "|" + "---|" * len(TABLE_HEADS)] + [line(c) for c in cells[1:]]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(TABLE_HEADS))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)).rstrip()
+             for c in cells]
+    return lines[:1] + ["  ".join("-" * w for w in widths)] + lines[1:]
+
+
+def _server(url: str) -> str:
+    """The server the figures were measured on: PostgreSQL, PostGIS, GEOS, PROJ, and the
+    settings that move them."""
+    import shapely
+
+    with db.connect(url) as conn:
+        r = conn.execute(sa.text(
+            "SELECT current_setting('server_version'), postgis_lib_version(), "
+            "postgis_geos_version(), postgis_proj_version(), current_setting('jit'), "
+            "current_setting('shared_buffers'), current_setting('work_mem'), "
+            "current_setting('shared_preload_libraries')")).one()
+    return (f"PostgreSQL {r[0]}, PostGIS {r[1]}, GEOS {r[2]}, PROJ {r[3]}; jit {r[4]}, "
+            f"shared_buffers {r[5]}, work_mem {r[6]}, shared_preload_libraries "
+            f"'{r[7]}'; the geopandas side on shapely {shapely.__version__} with GEOS "
+            f"{shapely.geos_version_string}")
+
+
+def _commit() -> str:
+    """The git commit of the code measured, and whether the working tree differed from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    try:
+        head = git("log", "-1", "--format=%h %s")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return f"{head}" + (" (with uncommitted changes in the working tree)" if dirty else "")
+
+
+def write_results(run: Run, directory: Path, started: dt.datetime, facts: list[str],
+                  status: int) -> Path:
+    """Write the run as a section of <directory>/<started's UTC date>.md (created with a
+    title when it is the date's first run) and return the file's path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{started:%Y-%m-%d}.md"
+    size = run.size
+    state = ("every target met" if status == 0 else
+             "exit status 1: " + ", ".join(r.figure.strip() for r in run.rows
+                                            if r.passed is False) + " missed")
+    section = [
+        f"## `--size {size.name}`, {started:%H:%M} UTC",
+        "",
+        *(f"- {fact}" for fact in facts),
+        f"- {state}",
+        "",
+        *table_lines(run.rows, markdown=True),
+        "",
+        *(f"- {note}" for note in run.notes),
+    ]
+    if path.exists():
+        text = path.read_text().rstrip("\n") + "\n\n" + "\n".join(section).rstrip() + "\n"
+    else:
+        text = "\n".join([
+            f"# Benchmark results, {started:%Y-%m-%d}",
+            "",
+            "Written by `bench/run.py`, one section per run. What each figure measures and "
+            "its target: docs/scaling.md.",
+            "",
+            *section,
+        ]).rstrip() + "\n"
+    path.write_text(text)
+    return path
+
+
 # -- main ------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
@@ -406,6 +509,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nightly-budget", type=float, default=600.0,
                         help="seconds a nightly run may take before it is stopped "
                              "(default %(default)s)")
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="folder of the markdown results, one file per date "
+                             "(default bench/results)")
+    parser.add_argument("--no-results", action="store_true",
+                        help="print the figures only, write no results file")
     args = parser.parse_args(argv)
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(sections) - set(SECTIONS)
@@ -415,9 +523,11 @@ def main(argv: list[str] | None = None) -> int:
     size = common.SIZES[args.size]
     run = Run(size, Path(tempfile.mkdtemp(prefix="rulem-bench-run-")), args.keep, args.seed)
     started = time.perf_counter()
+    started_at = dt.datetime.now(dt.UTC)
+    machine_start = common.machine()
     print(f"rulem-db benchmark, size {size.name}: {size.parcels:,} parcels, "
           f"{size.wetlands:,} wetlands, {size.permits:,} permits")
-    print(f"machine: {common.machine()}")
+    print(f"machine: {machine_start}")
     try:
         if "ingest" in sections:
             bench_ingest(run)
@@ -430,6 +540,7 @@ def main(argv: list[str] | None = None) -> int:
             if generated is not None:
                 run.notes.append(f"plan area generated in {generated:.0f} s (kept as template)")
             print("    " + ", ".join(f"{v:,} {k}" for k, v in common.counts(url).items()))
+            run.server = run.server or _server(url)
             if "recompute" in sections:
                 bench_recompute(run, url, args.repeat)
             if "nightly" in sections:
@@ -446,13 +557,33 @@ def main(argv: list[str] | None = None) -> int:
             for name in run.databases:
                 common.drop_database(name)
             shutil.rmtree(run.work, ignore_errors=True)
-    common.print_table(run.rows, f"rulem-db benchmark, size {size.name} "
-                                 f"({size.parcels:,} parcels, {size.wetlands:,} wetlands, "
-                                 f"{size.permits:,} permits)")
+    print(f"\nrulem-db benchmark, size {size.name} ({size.parcels:,} parcels, "
+          f"{size.wetlands:,} wetlands, {size.permits:,} permits)")
+    print("\n".join(table_lines(run.rows)))
     for note in run.notes:
         print(f"note: {note}")
-    print(f"machine at the end: {common.machine()}; total {time.perf_counter() - started:.0f} s")
-    return 0 if all(r.passed is not False for r in run.rows) else 1
+    machine_end = common.machine()
+    total = time.perf_counter() - started
+    print(f"machine at the end: {machine_end}; total {total:.0f} s")
+    status = 0 if all(r.passed is not False for r in run.rows) else 1
+    if not args.no_results:
+        command = " ".join(sys.argv[1:] if argv is None else argv)
+        facts = [
+            f"command: `bench/run.py {command}` (sections: {', '.join(sections)})",
+            f"commit: {_commit()}",
+            f"size: {size.parcels:,} parcels, {size.wetlands:,} wetlands "
+            f"({size.complexes:,} complexes of 1,000-4,000 vertices), {size.permits:,} permits; "
+            f"ingest file {size.ingest_features:,} polygons (memory: "
+            f"{size.ingest_features * size.memory_factor:,}); seed {args.seed}"
+            + (f"; recompute medians of {args.repeat} alternating runs each side"
+               if "recompute" in sections else ""),
+            f"machine at the start: {machine_start}",
+            f"machine at the end: {machine_end}; {total:.0f} s in all",
+            f"server: {run.server or 'not measured (no database was created)'}",
+        ]
+        path = write_results(run, args.results, started_at, facts, status)
+        print(f"results: {path}")
+    return status
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ Why declarative: a consultant's field names and codes are facts about that consu
 not about our code; a staff member writes them down once (TOML or JSON, see docs/ingest.md)
 and every later delivery in that shape loads without a programmer.
 
-Recognition, in order, for each column of the layer (rulem_db/layers.py):
+Recognition, in order, for each column of the layer (rulem_db/catalogue/layers.py):
 1. the mapping file's [fields] entry (a field, a constant, a value table, or false = not
    delivered);
 2. the column's own name, ignoring case and punctuation (`cowardin_code`, `COWARDIN CODE`);
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from etl.problems import refuse
-from rulem_db.layers import BY_NAME, CIRCULAR39_TYPES, Col, Layer
+from rulem_db.catalogue.layers import BY_NAME, CIRCULAR39_TYPES, Col, Layer
 
 # Common field names by (layer, column); compared ignoring case and punctuation.
 ALIASES: dict[tuple[str, str], tuple[str, ...]] = {

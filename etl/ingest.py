@@ -47,7 +47,7 @@ from etl.progress import Progress, Silent
 from etl.reading import ReadLog, ahead, batches
 from etl.sources import Source, file_sha256, open_source
 from rulem_db import db
-from rulem_db.layers import BY_NAME, Layer
+from rulem_db.catalogue.layers import BY_NAME, Layer
 from rulem_db.locks import reporting_wait
 
 MAX_AREA_CHANGE = 0.001  # a repair may change a polygon's area by at most 0.1 percent

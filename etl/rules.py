@@ -3,10 +3,11 @@ every stored row, checked per feature with the layer's CHECK rules (etl.ingest._
 anything is merged, so a feature that breaks one is a line naming the file, the feature and the
 field (and is skipped with --skip-bad-features like any other bad feature).
 
-Why not CHECK constraints: they are the catalogue's (rulem_db/layers.py, through migrations)
-and bind every writer and every historical version; these rules say what a *delivery* must
-hold, and may look at the feature's current stored version when the file does not deliver the
-field at all (a file that leaves a column out leaves the stored value as it is).
+Why not CHECK constraints: they are the catalogue's (rulem_db/catalogue/layers.py, through
+migrations) and bind every writer and every historical version; these rules say what a
+*delivery* must hold, and may look at the feature's current stored version when the file
+does not deliver the field at all (a file that leaves a column out leaves the stored value as
+it is).
 
 The one rule so far: an approved or expired permit needs its decision date (`decided_on`).
 The ledger measures a permit against the wetland of its baseline date, `baseline_on`, else

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rulem_db.layers import BY_NAME, LAYERS
+from rulem_db.catalogue.layers import BY_NAME, LAYERS
 
 SIDECAR_SUFFIX = ".ingest.json"
 SIDECAR_KEYS = ("layer", "crs", "mapping", "permit", "study_area", "skip_bad_features",

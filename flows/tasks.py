@@ -1,5 +1,5 @@
 """The Prefect tasks of the nightly reconciliation, each a thin call of one Python API or SQL
-function (flows.api, flows.runs, rulem_db.report_run).
+function (flows.api, flows.runs, rulem_db.reports.run).
 
 Every task retries transient database errors (flows.retry) and caches nothing: each one changes
 the database or the file system, so running it again must run it again.
@@ -102,6 +102,6 @@ def compare_with_previous_run(url: str, run_id: int, ledger_run_id: int | None,
 @task(name="write report", **TASK_OPTIONS)
 def write_report(url: str, run_id: int, reports: Path, status: str, message: str) -> Path:
     """Write the run's report folder; returns the path of its index.html."""
-    from rulem_db.report_run import write_run_report
+    from rulem_db.reports.run import write_run_report
 
     return write_run_report(url, run_id, reports, status, message).html

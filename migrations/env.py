@@ -1,5 +1,5 @@
-"""Alembic environment: compares the database with rulem_db.schema and, after every upgrade,
-applies the numbered SQL files under sql/ that changed (functions, views, grants).
+"""Alembic environment: compares the database with rulem_db.catalogue.schema and, after
+every upgrade, applies the numbered SQL files under sql/ that changed (functions, views, grants).
 
 The working SRID is a property of the database: read from ops.setting when the database has
 been initialised, else taken from `-x srid=N` or the caller's config attributes, else 26915.
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from alembic import context
 from geoalchemy2 import alembic_helpers
 
-from rulem_db import sqlfiles
-from rulem_db.schema import DEFAULT_SRID, SCHEMAS, build_metadata
+from rulem_db.catalogue import sqlfiles
+from rulem_db.catalogue.schema import DEFAULT_SRID, SCHEMAS, build_metadata
 
 config = context.config
 

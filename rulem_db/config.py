@@ -29,7 +29,7 @@ def database_url(cli_value: str | None = None, owner: bool = False) -> str:
     url = cli_value or os.environ.get("RULEM_DATABASE_URL")
     if url:
         return normalize_url(url)
-    from rulem_db import cluster  # only when the embedded default is wanted
+    from rulem_db.local import cluster  # only when the embedded default is wanted
 
     embedded = cluster.ensure_embedded()
     return embedded.owner_url if owner else embedded.writer_url

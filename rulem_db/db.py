@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
-from rulem_db import hardening
+from rulem_db.catalogue import hardening
 from rulem_db.paths import ALEMBIC_INI, MIGRATIONS_DIR
 
 DEMO_PLAN_AREA = ("acd-53-62", "Anoka County Ditch 53-62 CWMP")

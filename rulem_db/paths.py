@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SQL_DIR = ROOT / "sql"
-HARDEN_SQL = SQL_DIR / "superuser" / "harden.sql"  # run by a superuser (rulem_db/hardening.py)
+HARDEN_SQL = SQL_DIR / "superuser" / "harden.sql"  # run by a superuser (catalogue/hardening.py)
 MIGRATIONS_DIR = ROOT / "migrations"
 ALEMBIC_INI = ROOT / "alembic.ini"
 

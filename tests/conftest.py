@@ -26,7 +26,7 @@ _counter = itertools.count()
 def _admin_url() -> URL:
     url = os.environ.get("RULEM_TEST_ADMIN_URL")
     if not url:
-        from rulem_db import cluster
+        from rulem_db.local import cluster
 
         url = cluster.ensure_embedded().admin_url
     return make_url(url).set(drivername="postgresql+psycopg2")

@@ -15,7 +15,7 @@ import geopandas as gpd
 from shapely.geometry import MultiPolygon, box
 
 CRS = "EPSG:26915"
-ORIGIN = (490_000.0, 5_002_000.0)  # Lino Lakes, Anoka County (as etl.demo)
+ORIGIN = (490_000.0, 5_002_000.0)  # Lino Lakes, Anoka County (as demo.generate)
 
 Rect = tuple[float, float, float, float]
 

@@ -88,7 +88,7 @@ def main(argv: list[str]) -> int:
         rest = rest[3:]
     if rest[0] == "--":
         rest = rest[1:]
-    from rulem_db import cli
+    from rulem_cli import main as cli
 
     return cli.main(rest)
 

@@ -26,7 +26,8 @@ from ingest_helpers import fingerprint
 from pytest_postgresql.janitor import DatabaseJanitor
 from sqlalchemy.engine import URL
 
-from etl import demo, load_demo
+from demo import generate as demo
+from demo import load_demo
 from rulem_db import db
 
 REPO = Path(__file__).resolve().parent.parent

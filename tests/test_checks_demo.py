@@ -1,9 +1,9 @@
 """Acceptance on the demo plan area (issue 5): the demo produces at least one finding of every
-check of the catalogue, each on the permit built to fail it (etl/demo.py, DEMO_CASES "fails"),
+check of the catalogue, each on the permit built to fail it (demo/generate.py, DEMO_CASES "fails"),
 with the severity and the figure the demo states, and none on the permits built to pass.
 
 The demo is loaded the ordinary way, through ingest in its manifest's load order
-(etl/load_demo.py), recomputed, and checked once by a plan-wide run.
+(demo/load.py), recomputed, and checked once by a plan-wide run.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import sqlalchemy as sa
 from checks_scenarios import cloned_database
 from sqlalchemy.engine import URL
 
-from etl import demo, load_demo
+from demo import generate as demo
+from demo import load_demo
 from rulem_db import checks, ledger
 
 # Checks whose severity follows the permit's status (docs/checks.md, decision 3): conditions of

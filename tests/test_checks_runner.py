@@ -15,7 +15,8 @@ from checks_scenarios import (  # noqa: F401  (the fixtures)
     site_fixture,
 )
 
-from rulem_db import checks, cli
+from rulem_cli import main as cli
+from rulem_db import checks
 
 
 def run(site: Site, permit_id: int | None = None) -> int:

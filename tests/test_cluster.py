@@ -13,7 +13,7 @@ import uuid
 import pytest
 from sqlalchemy import create_engine, make_url, text
 
-from rulem_db import cluster
+from rulem_db.local import cluster
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("RULEM_TEST_ADMIN_URL")),

@@ -1,6 +1,6 @@
 """The demo plan area: deterministic, valid, inside Anoka County, and its stated numbers true.
 
-Every number in ``etl.demo.DEMO_CASES`` is recomputed here from the written files (not from
+Every number in ``demo.generate.DEMO_CASES`` is recomputed here from the written files (not from
 the generator's tables), with shapely and the spec's rules, so the ledger and check tests in
 other modules can assert against DEMO_CASES with confidence. No database is needed.
 """
@@ -23,8 +23,8 @@ from shapely.geometry import LineString, Point, Polygon, box
 from shapely.geometry.base import BaseGeometry
 from shapely.ops import linemerge, unary_union
 
-from etl import demo
-from rulem_db.layers import BY_NAME, FUNCTION_RATINGS, LAYERS
+from demo import generate as demo
+from rulem_db.catalogue.layers import BY_NAME, FUNCTION_RATINGS, LAYERS
 
 ACRE = demo.ACRE_M2
 FT = demo.FT_M

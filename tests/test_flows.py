@@ -183,7 +183,7 @@ def test_a_failing_step_marks_the_run_failed(db_url, engine, tmp_path):
 
 
 def test_reconcile_with_an_inbox_from_the_command_line(db_url, engine, tmp_path, capsys):
-    from rulem_db import cli
+    from rulem_cli import main as cli
 
     _site(engine)
     box = fx.inbox_two_good_one_bad(tmp_path)
@@ -198,7 +198,7 @@ def test_reconcile_with_an_inbox_from_the_command_line(db_url, engine, tmp_path,
 
 def _reconcile_process(db_url: str, reports: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "rulem_db.cli", "--db", db_url, "reconcile", "--no-prefect",
+        [sys.executable, "-m", "rulem_cli.main", "--db", db_url, "reconcile", "--no-prefect",
          "--reports", str(reports)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -7,8 +7,8 @@ import argparse
 
 import pytest
 
-from rulem_db import cli
-from rulem_db.commands import schedule
+from rulem_cli import main as cli
+from rulem_cli.commands import schedule
 
 
 def _args(*argv: str) -> argparse.Namespace:

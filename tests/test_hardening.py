@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from rulem_db import backup, db
-from rulem_db.layers import LAYERS
+from rulem_db import db
+from rulem_db.catalogue.layers import LAYERS
+from rulem_db.local import backup
 
 SQUARE = "ST_Multi(ST_MakeEnvelope(0, 0, 100, 100, 26915))"
 
@@ -94,7 +95,7 @@ def test_errors_never_show_the_password(db_url: str, tmp_path: Path) -> None:
     wrong = sa.engine.make_url(db_url).set(password="s3cret-not-shown", database="nope")
     url = wrong.render_as_string(hide_password=False)
     proc = subprocess.run(
-        [sys.executable, "-m", "rulem_db.cli", "--db", url, "backup", str(tmp_path / "x.dump")],
+        [sys.executable, "-m", "rulem_cli.main", "--db", url, "backup", str(tmp_path / "x.dump")],
         capture_output=True, text=True)
     assert proc.returncode != 0
     assert "s3cret-not-shown" not in proc.stderr + proc.stdout

@@ -167,7 +167,7 @@ def test_a_reader_that_stops_early_kills_the_child_it_waits_on() -> None:
 def test_ingest_of_the_file_is_refused_in_one_line(db_url: str, engine: sa.Engine,
                                                    tmp_path: Path, stall: None,
                                                    capsys: pytest.CaptureFixture) -> None:
-    from rulem_db import cli
+    from rulem_cli import main as cli
 
     bad = recursive_view_gpkg(tmp_path / "loop.gpkg")
     before = fingerprint(engine)
@@ -234,7 +234,7 @@ def test_sigterm_closes_the_run_as_failed(db_url: str, engine: sa.Engine,
     recursive_view_gpkg(box / "parcel" / "loop.gpkg")
     env = dict(os.environ, RULEM_READ_STALL_SECONDS="3600")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rulem_db.cli", "--db", db_url, "reconcile", "--no-prefect",
+        [sys.executable, "-m", "rulem_cli.main", "--db", db_url, "reconcile", "--no-prefect",
          "--inbox", str(box), "--reports", str(tmp_path / "reports")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:

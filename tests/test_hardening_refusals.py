@@ -28,7 +28,7 @@ from sqlalchemy.engine import URL
 from etl import staging
 from etl.ingest import ingest
 from etl.problems import IngestRefused, Problem, printable
-from rulem_db.cli import main
+from rulem_cli.main import main
 from rulem_db.paths import SQL_DIR
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what must never reach stderr raw

@@ -341,7 +341,7 @@ def test_curves_linearised_and_zm_dropped_are_noted(db_url: str, engine: sa.Engi
 
 def test_cli_prints_every_problem_and_exits_non_zero(db_url: str, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture) -> None:
-    from rulem_db.cli import main
+    from rulem_cli.main import main
 
     bad = write_gpkg(tmp_path / "bad.gpkg", [{"PIN": "X", "geometry": bowtie(0)},
                                               {"PIN": "Y", "geometry": bowtie(1)}])

@@ -12,8 +12,8 @@ import pytest
 import sqlalchemy as sa
 from ingest_helpers import fingerprint, rows, scalar
 
-from etl import demo
-from etl.load_demo import load_demo
+from demo import generate as demo
+from demo.load import load_demo
 
 
 def test_demo_loads_every_layer_and_loading_again_changes_nothing(

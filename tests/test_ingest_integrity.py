@@ -12,7 +12,7 @@ import ledger_scenarios as s
 import pytest
 import sqlalchemy as sa
 
-from rulem_db.layers import LAYERS
+from rulem_db.catalogue.layers import LAYERS
 
 FK = "foreign_key_violation|would break the references|is not a"
 

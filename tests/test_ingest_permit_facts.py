@@ -14,7 +14,7 @@ from ingest_helpers import fingerprint, rows, scalar, square, write_csv, write_g
 
 from etl.ingest import ingest
 from etl.problems import IngestRefused
-from rulem_db.cli import main
+from rulem_cli.main import main
 
 NO_DATE = ("the permit is approved or expired but has no decision date")
 WHY = ("without its decision date it is measured against today's wetland, not the wetland as "
@@ -129,7 +129,7 @@ def test_skip_bad_features_skips_a_permit_without_a_decision_date(
 
 
 def test_the_demo_permits_all_carry_their_decision_dates() -> None:
-    from etl import demo
+    from demo import generate as demo
 
     undated = [s.permit_no for s in demo.SITES
                if s.status in ("approved", "expired") and not s.decided_on]

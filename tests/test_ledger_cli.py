@@ -10,7 +10,7 @@ import ledger_scenarios as s
 import pytest
 import sqlalchemy as sa
 
-from rulem_db import cli
+from rulem_cli import main as cli
 
 
 @pytest.fixture

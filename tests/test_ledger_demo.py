@@ -1,10 +1,10 @@
-"""The ledger on the demo plan area (issue 4 acceptance): every permit's figures as etl/demo.py
+"""The ledger on the demo plan area (issue 4 acceptance): every permit's figures as demo/generate.py
 states them (worked out by hand from its rectangles), the District project's credit, credit by
 parcel, the parcel balances adding up exactly to the plan balance, a second recompute posting
 nothing, and the balance asked before a change returning the earlier figure.
 
 The demo is loaded the ordinary way, through ingest in its manifest's load order
-(etl/load_demo.py), into one database for the module.
+(demo/load.py), into one database for the module.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import sqlalchemy as sa
 from checks_scenarios import cloned_database
 from sqlalchemy.engine import URL
 
-from etl import demo, load_demo
+from demo import generate as demo
+from demo import load_demo
 from rulem_db import ledger
 
 CLOSE = Decimal("0.0001")  # the demo states acres to 4 decimals, rounded from exact areas

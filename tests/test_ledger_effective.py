@@ -16,7 +16,8 @@ import ledger_scenarios as s
 import pytest
 import sqlalchemy as sa
 
-from rulem_db import cli, ledger
+from rulem_cli import main as cli
+from rulem_db import ledger
 
 SQUARE = Decimal("2.4711")
 HALF = Decimal("1.2355")

@@ -1,4 +1,4 @@
-"""The resident recompute service (`rulem-db watch`, rulem_db/watch.py): it recomputes each
+"""The resident recompute service (`rulem-db watch`, rulem_db/ledger/watch.py): it recomputes each
 committed change within seconds on its kept session, ignores a rolled-back edit, survives its
 session being killed and a failing recompute (recorded as a failed run, the queue kept), hands
 a big queue to the workers, recomputes when the date changes, shows in the next nightly's
@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from hardening_helpers import child_env
 
 from rulem_db import ledger
-from rulem_db.watch import LedgerWatch, WatchEvent
+from rulem_db.ledger.watch import LedgerWatch, WatchEvent
 
 WAIT = 30.0  # seconds a test waits for an event before failing (a run takes well under 1 s)
 
@@ -168,7 +168,7 @@ def test_a_new_day_is_a_recompute_of_its_own(db_url: str,
     changes, the watcher recomputes although nobody notified it."""
     import datetime as dt
 
-    from rulem_db import watch as watch_module
+    from rulem_db.ledger import watch as watch_module
 
     days = iter([dt.date(2026, 12, 1)] + [dt.date(2026, 12, 2)] * 1000)
     monkeypatch.setattr(watch_module, "DATE_SECONDS", 0.0)
@@ -229,7 +229,7 @@ def test_an_unmigrated_database_is_refused_in_one_line(db_url: str) -> None:
 
 def test_the_command_recomputes_and_stops_on_sigterm(engine: sa.Engine, db_url: str) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rulem_db.cli", "--db", db_url, "watch", "--debounce", "0"],
+        [sys.executable, "-m", "rulem_cli.main", "--db", db_url, "watch", "--debounce", "0"],
         env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines: queue.Queue[str] = queue.Queue()

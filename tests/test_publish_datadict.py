@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from rulem_db import datadict
+from rulem_db.catalogue import datadict
 
 
 def test_committed_data_dictionary_is_current(engine: sa.Engine) -> None:

@@ -1,4 +1,4 @@
-"""The clients against the demo plan area (etl/demo.py loaded through ingest, the ledger
+"""The clients against the demo plan area (demo/generate.py loaded through ingest, the ledger
 recomputed, the checks run): GDAL lists and exports every layer with all its features, tiles
 hold the demo's features, and QGIS renders the demo plan area from the shipped project.
 Slow (about 20 s to build the demo database), so marked slow; the QGIS part is marked qgis."""
@@ -21,8 +21,8 @@ from pytest_postgresql.janitor import DatabaseJanitor
 from sqlalchemy.engine import URL, make_url
 
 from rulem_db import db
-from rulem_db.export import read_layers
 from rulem_db.paths import ROOT
+from rulem_db.reports.export import read_layers
 
 pytestmark = pytest.mark.slow
 HALF = 20037508.342789244
@@ -32,8 +32,8 @@ PNG = Path(os.environ.get("RULEM_QGIS_DEMO_PNG",
 
 @pytest.fixture(scope="module")
 def demo_url(admin_url: URL, template_db: str, tmp_path_factory) -> Iterator[str]:
-    load_demo = pytest.importorskip("etl.load_demo", reason="the demo loader is not there yet")
-    from etl import demo
+    load_demo = pytest.importorskip("demo.load", reason="the demo loader is not there yet")
+    from demo import generate as demo
 
     name = f"rulem_pubdemo_{os.getpid()}"
     janitor = DatabaseJanitor(user=admin_url.username, password=admin_url.password,
@@ -73,7 +73,7 @@ def _counts(url: str) -> dict[str, int]:
 
 def test_demo_exports_every_layer_with_all_its_features(demo_url: str, tmp_path: Path) -> None:
     target = tmp_path / "demo.gpkg"
-    proc = subprocess.run([sys.executable, "-m", "rulem_db.cli", "--db", demo_url, "export",
+    proc = subprocess.run([sys.executable, "-m", "rulem_cli.main", "--db", demo_url, "export",
                            str(target)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     counts = _counts(demo_url)

@@ -14,13 +14,13 @@ import pytest
 import sqlalchemy as sa
 from publish_fixture import SRID, published_url  # noqa: F401  (fixture)
 
-from rulem_db.export import read_layers
+from rulem_db.reports.export import read_layers
 
 pytestmark = pytest.mark.skipif(shutil.which("ogr2ogr") is None, reason="GDAL not installed")
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rulem_db.cli", *args],
+    return subprocess.run([sys.executable, "-m", "rulem_cli.main", *args],
                           capture_output=True, text=True, timeout=300)
 
 

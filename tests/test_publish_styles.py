@@ -9,7 +9,7 @@ from alembic import command
 from publish_fixture import published_url  # noqa: F401  (fixture)
 
 from rulem_db import db
-from rulem_db.tables_publish import LAYER_STYLES_COLUMNS
+from rulem_db.catalogue.tables_publish import LAYER_STYLES_COLUMNS
 
 PG_TYPES = {"serial": "integer", "varchar": "character varying", "text": "text", "xml": "xml",
             "boolean": "boolean", "varchar(63)": "character varying(63)",

@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 from publish_fixture import SRID, box, published_url  # noqa: F401  (fixture)
 
-from rulem_db.layers import LAYERS
+from rulem_db.catalogue.layers import LAYERS
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import sqlalchemy as sa
 from alembic import command
 
 from rulem_db import db
-from rulem_db.layers import LAYERS, layer
-from rulem_db.schema import VERSION_COLUMNS
+from rulem_db.catalogue.layers import LAYERS, layer
+from rulem_db.catalogue.schema import VERSION_COLUMNS
 
 SQUARE = "ST_Multi(ST_MakeEnvelope(0, 0, 100, 100, 26915))"  # 100 m square = 2.4711 acres
 BOWTIE = "ST_Multi(ST_GeomFromText('POLYGON((0 0, 10 10, 10 0, 0 10, 0 0))', 26915))"

@@ -21,7 +21,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL
 from sqlalchemy.pool import NullPool
 
-from rulem_db import db, hardening
+from rulem_db import db
+from rulem_db.catalogue import hardening
 from rulem_db.locks import reporting_wait
 
 GROUPS = ("rulem_staff", "rulem_gis", "rulem_etl", "rulem_restricted")
@@ -352,7 +353,8 @@ embedded_only = pytest.mark.skipif(bool(os.environ.get("RULEM_TEST_ADMIN_URL")),
 
 @embedded_only
 def test_the_day_to_day_login_is_a_writer_that_owns_nothing() -> None:
-    from rulem_db import cluster, config
+    from rulem_db import config
+    from rulem_db.local import cluster
 
     embedded = cluster.ensure_embedded()
     env = {k: os.environ.pop(k) for k in ("RULEM_DATABASE_URL",) if k in os.environ}
@@ -379,7 +381,7 @@ def test_the_owner_switching_a_trigger_off_leaves_a_line_in_the_server_log(
         secured: str) -> None:
     """Only the owner can disable the append-only triggers; the statement is logged with the
     role that ran it (log_statement = 'ddl', set by the embedded cluster)."""
-    from rulem_db import cluster
+    from rulem_db.local import cluster
 
     layout = cluster._layout()
     marker = f"rulem_bypass_probe_{secrets.token_hex(4)}"

@@ -1,6 +1,6 @@
 """Rule M schema: every layer, versioned, with provenance.
 
-Generated from rulem_db.schema at the first release and frozen here; later changes are new
+Generated from rulem_db.catalogue.schema at the first release and frozen here; later changes are new
 revisions. The geometry columns take the working SRID chosen at `rulem-db db init --srid`.
 
 Revision ID: 0001

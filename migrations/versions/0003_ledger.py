@@ -4,7 +4,7 @@ ledger.wetland_piece.
 Functions, triggers (append-only, change queue) and views are in sql/100-199.
 
 Revision ID: 0003
-Revises: 0002
+Revises: 0001
 Create Date: 2026-11-29
 """
 from collections.abc import Sequence
@@ -16,7 +16,7 @@ from geoalchemy2 import Geometry
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0003"
-down_revision: str | None = "0002"
+down_revision: str | None = "0001"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

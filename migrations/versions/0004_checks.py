@@ -1,6 +1,6 @@
 """Rule check tables: the catalogue of checks, check runs, findings and per-permit outcomes.
 
-Generated from rulem_db.tables_checks and frozen here. The finding geometry takes the working
+Generated from rulem_db.catalogue.tables_checks and frozen here. The finding geometry takes the working
 SRID. The downgrade drops the tables with what the sql/2xx files built on them (pub.finding,
 pub.permit_compliance) and forgets that those files were applied, so an upgrade re-creates them.
 

@@ -1,7 +1,7 @@
 """Reconciliation run records: ops.run, the files each run took (ops.run_file) and what each
 run saw (ops.run_parcel_balance, ops.run_finding).
 
-Written from rulem_db.tables_runs and frozen here. The downgrade drops the tables with what
+Written from rulem_db.catalogue.tables_runs and frozen here. The downgrade drops the tables with what
 sql/300-349 built on them and forgets that those files were applied, so an upgrade re-creates
 them.
 

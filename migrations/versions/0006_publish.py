@@ -1,7 +1,7 @@
 """Publishing: QGIS's layer_styles table and the vector tile domain of the working CRS.
 
 public.layer_styles is QGIS's own table (columns as QGIS 3.22 creates it; see
-rulem_db/tables_publish.py for why it is outside the compared metadata). A database where
+rulem_db/catalogue/tables_publish.py for why it is outside the compared metadata). A database where
 someone already saved a style from QGIS has it: it is then kept, and only QGIS's own later
 column (type) is added when missing. Downgrade drops it only when this revision created it.
 

@@ -1,5 +1,5 @@
 """The `rulem-db` command line: one parser, one subcommand module each under
-rulem_db/commands, one error policy (exit 0 on success; otherwise a one-line reason on stderr
+rulem_cli/commands, one error policy (exit 0 on success; otherwise a one-line reason on stderr
 and a non-zero status, with the traceback only under --debug)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
-from rulem_db import commands
+from rulem_cli import commands
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rulem_db import backup, config
+from rulem_db import config
+from rulem_db.local import backup
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rulem_cli.output import add_format_option, emit
 from rulem_db import config
-from rulem_db.output import add_format_option, emit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rulem_db import export
+    from rulem_db.reports import export
 
     url = config.database_url(args.db)
     layers = export.export(url, args.file, history=args.history, overwrite=args.overwrite)

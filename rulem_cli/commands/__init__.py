@@ -1,2 +1,2 @@
 """One module per `rulem-db` subcommand. Each defines `register(subparsers)` and is found by
-rulem_db.cli at start-up, so a new command is a new file and nothing else changes."""
+rulem_cli.main at start-up, so a new command is a new file and nothing else changes."""

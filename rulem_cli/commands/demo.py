@@ -17,9 +17,9 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from rulem_cli.output import add_format_option, emit
 from rulem_db import config
 from rulem_db import db as dbmod
-from rulem_db.output import add_format_option, emit
 
 Say = Callable[[str], None]
 
@@ -41,7 +41,8 @@ def demo_dir() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from etl import demo, load_demo
+    from demo import generate as demo
+    from demo import load_demo
     from flows.nightly import reconcile_now
 
     say = _say(args.format)
@@ -73,7 +74,7 @@ def _generate_if_stale(directory: Path, generator: Path) -> bool:
     and would be ingested again (finding nothing changed, but slowly). The stamp is the
     generator's own hash, so a changed generator regenerates.
     """
-    from etl import demo
+    from demo import generate as demo
 
     stamp = directory / ".generator-sha256"
     digest = hashlib.sha256(generator.read_bytes()).hexdigest()
@@ -113,7 +114,7 @@ def _print_results(url: str, fmt: str) -> None:
     if fmt != "table":  # one document: the sections keyed by name
         import json
 
-        from rulem_db.output import _plain
+        from rulem_cli.output import _plain
 
         def rows(cols, data):
             return [{c: _plain(v) for c, v in zip(cols, r, strict=True)} for r in data]

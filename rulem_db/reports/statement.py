@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
-from rulem_db import report_html as h
+from rulem_db.reports import html as h
 
 LINE_COLUMNS = ("line_no", "line_code", "line", "debit_acres", "credit_acres", "memo_acres",
                 "balance_acres", "entry_count", "entry_ids")

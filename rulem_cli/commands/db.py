@@ -7,9 +7,10 @@ import sys
 
 import sqlalchemy as sa
 
-from rulem_db import config, hardening
+from rulem_cli.output import add_format_option, emit
+from rulem_db import config
 from rulem_db import db as dbmod
-from rulem_db.output import add_format_option, emit
+from rulem_db.catalogue import hardening
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,7 +58,7 @@ def _migrate(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     rows: list[tuple[str, object]] = []
     if not (args.db or _env_url()):
-        from rulem_db import cluster
+        from rulem_db.local import cluster
 
         for key, value in cluster.status().items():
             rows.append((f"embedded.{key}", value))
@@ -94,7 +95,7 @@ def _env_url() -> str | None:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from rulem_db import cluster
+    from rulem_db.local import cluster
 
     emb = cluster.ensure_embedded(progress=print)  # creates it on first use
     print(f"embedded cluster running on {emb.host}:{emb.port}, database {emb.database}")
@@ -102,7 +103,7 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
-    from rulem_db import cluster
+    from rulem_db.local import cluster
 
     cluster.stop()
     print("embedded cluster stopped")

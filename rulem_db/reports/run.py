@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 
 from rulem_db import db as dbmod
-from rulem_db import report_html as h
+from rulem_db.reports import html as h
 
 if TYPE_CHECKING:  # geopandas, pandas and matplotlib load only for a full report (1-2 s)
     import geopandas as gpd
@@ -145,7 +145,7 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
         if same is not None:
             return _write_same_report(conn, run_id, reports, status, message, same)
         data = _read(conn, run_id)
-    from rulem_db.report_map import balance_map
+    from rulem_db.reports.map import balance_map
 
     folder = folder_for(reports, data.run)
     folder.mkdir(parents=True, exist_ok=True)

@@ -163,7 +163,7 @@ from shapely.geometry import LineString, MultiLineString, MultiPolygon, Point, P
 from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
 
-from rulem_db.layers import BY_NAME, LAYERS, Col, Layer
+from rulem_db.catalogue.layers import BY_NAME, LAYERS, Col, Layer
 
 SRID = 26915
 CRS = f"EPSG:{SRID}"
@@ -1825,7 +1825,7 @@ def _manifest(seed: int, layers: dict[str, list[Feature]], county_m: float | Non
         "plan_area": PLAN_NAME,
         "crs": CRS,
         "seed": seed,
-        "generator": "etl.demo",
+        "generator": "demo.generate",
         "origin": list(ORIGIN),
         "inside_anoka_county_by_m": None if county_m is None else round(county_m, 1),
         "field_convention": {
@@ -1892,8 +1892,8 @@ def generate(out_dir: Path, seed: int = DEFAULT_SEED) -> DemoFiles:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m etl.demo OUT_DIR [--seed N]``."""
-    parser = argparse.ArgumentParser(prog="python -m etl.demo",
+    """``python -m demo.generate OUT_DIR [--seed N]``."""
+    parser = argparse.ArgumentParser(prog="python -m demo.generate",
                                      description=(__doc__ or "").split("\n")[0])
     parser.add_argument("out_dir", type=Path, help="directory to write the demo files into")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed (default 5362)")
@@ -1901,7 +1901,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         files = generate(args.out_dir, args.seed)
     except (OSError, ValueError) as exc:
-        print(f"etl.demo: {exc}", file=sys.stderr)
+        print(f"demo.generate: {exc}", file=sys.stderr)
         return 1
     for path in files.files:
         print(path)

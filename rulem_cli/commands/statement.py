@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rulem_cli.output import add_format_option, emit
 from rulem_db import config
 from rulem_db import db as dbmod
-from rulem_db.output import add_format_option, emit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rulem_db.report_statement import line_label, read_statement, write_statement
+    from rulem_db.reports.statement import line_label, read_statement, write_statement
 
     if not 1900 <= args.year <= 9999:
         raise ValueError(f"--year {args.year} is not a calendar year")

@@ -1,6 +1,6 @@
 """`rulem-db watch`: the resident recompute service. It keeps one database session, waits for
 the change queue's notification and recomputes what changed within a second of each commit
-(rulem_db/watch.py; docs/ledger.md section 7)."""
+(rulem_db/ledger/watch.py; docs/ledger.md section 7)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import signal
 import threading
 
 from rulem_db import config, ledger
-from rulem_db.watch import BIG_QUEUE, LedgerWatch
+from rulem_db.ledger.watch import BIG_QUEUE, LedgerWatch
 
 
 def register(sub: argparse._SubParsersAction) -> None:

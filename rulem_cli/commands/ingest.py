@@ -13,10 +13,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from rulem_cli.output import add_format_option, emit
 from rulem_db import config
 from rulem_db import db as dbmod
-from rulem_db.layers import BY_NAME
-from rulem_db.output import add_format_option, emit
+from rulem_db.catalogue.layers import BY_NAME
 
 
 def register(sub: argparse._SubParsersAction) -> None:

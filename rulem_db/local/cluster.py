@@ -22,7 +22,7 @@ without exception). Passwords are generated once and kept in ``embedded.json`` (
 in the state folder; they are never printed. ``postgis`` and ``btree_gist`` are created in
 ``rulem`` and in ``template1`` so that every database a test creates already has them.
 
-Run ``python -m rulem_db.cluster ensure|status|start|stop`` for the same operations from a
+Run ``python -m rulem_db.local.cluster ensure|status|start|stop`` for the same operations from a
 shell (scripts/test uses ``ensure``).
 """
 
@@ -531,7 +531,7 @@ def _create(layout: _Layout, port: int, progress: Progress) -> None:
 
 
 PRELOAD = "postgis-3"  # loaded once by the server, not by every new session
-TUNING_MARK = "# rulem-db: server settings (rulem_db/cluster.py _tune)"
+TUNING_MARK = "# rulem-db: server settings (rulem_db/local/cluster.py _tune)"
 
 
 def _tuning_file(layout: _Layout) -> Path:
@@ -569,7 +569,7 @@ def _tune(layout: _Layout) -> None:
         shutil.chown(target, "postgres", "postgres")
 
 
-AUDIT_MARK = "# rulem-db: schema changes are logged (rulem_db/cluster.py _log_schema_changes)"
+AUDIT_MARK = "# rulem-db: schema changes are logged (rulem_db/local/cluster.py _log_schema_changes)"
 
 
 def _log_schema_changes(layout: _Layout) -> bool:
@@ -713,7 +713,7 @@ def _provision(layout: _Layout, port: int, state: dict[str, Any], progress: Prog
     with contextlib.closing(_connect(layout, port, ADMIN_ROLE, pw[ADMIN_ROLE], DATABASE)) as c:
         for ext in EXTENSIONS:
             c.cursor().execute(f"create extension if not exists {ext}")
-        # what only a superuser can take from the readers (rulem_db/hardening.py)
+        # what only a superuser can take from the readers (rulem_db/catalogue/hardening.py)
         c.cursor().execute(HARDEN_SQL.read_text())
         c.cursor().execute("select pg_reload_conf()")  # settings written since the start
 
@@ -832,7 +832,7 @@ def start(progress: Progress | None = None) -> None:
     if not layout.exists():
         raise ClusterError(
             f"no embedded cluster at {layout.data_dir} yet: run `rulem-db db init` "
-            "(or rulem_db.cluster.ensure_embedded())"
+            "(or rulem_db.local.cluster.ensure_embedded())"
         )
     if layout.running_pid() is None:
         _start(layout, progress or (lambda _msg: None))
@@ -862,8 +862,8 @@ def stop(progress: Progress | None = None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m rulem_db.cluster ensure|status|start|stop``: used by scripts/test; prints no
-    secrets."""
+    """``python -m rulem_db.local.cluster ensure|status|start|stop``: used by scripts/test;
+    prints no secrets."""
     args = sys.argv[1:] if argv is None else argv
     command = args[0] if args else "ensure"
 
@@ -881,7 +881,8 @@ def main(argv: list[str] | None = None) -> int:
         elif command == "stop":
             stop(say)
         else:
-            print("usage: python -m rulem_db.cluster ensure|status|start|stop", file=sys.stderr)
+            print("usage: python -m rulem_db.local.cluster ensure|status|start|stop",
+                  file=sys.stderr)
             return 2
     except ClusterError as exc:
         print(f"rulem-db: {exc}", file=sys.stderr)

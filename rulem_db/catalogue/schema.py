@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from geoalchemy2 import Geometry
 from sqlalchemy.dialects import postgresql as pg
 
-from rulem_db.layers import LAYERS, Layer
+from rulem_db.catalogue.layers import LAYERS, Layer
 
 SCHEMAS = ("ops", "core", "staging", "ledger", "checks", "pub")
 DEFAULT_SRID = 26915
@@ -307,14 +307,13 @@ def build_metadata(srid: int = DEFAULT_SRID) -> sa.MetaData:
     for layer in LAYERS:
         _layer_table(md, layer, srid)
     # Derived tables, each concern in its own module (and its own migration revision).
-    from rulem_db import (
+    from rulem_db.catalogue import (
         tables_checks,
-        tables_ingest,
         tables_ledger,
         tables_publish,
         tables_runs,
     )
 
-    for module in (tables_ingest, tables_ledger, tables_checks, tables_runs, tables_publish):
+    for module in (tables_ledger, tables_checks, tables_runs, tables_publish):
         module.define(md, srid)
     return md

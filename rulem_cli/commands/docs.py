@@ -10,7 +10,7 @@ from rulem_db import db as dbmod
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from rulem_db.datadict import DEFAULT_PATH
+    from rulem_db.catalogue.datadict import DEFAULT_PATH
 
     p = sub.add_parser("docs", help="write the data dictionary from the database's comments")
     p.add_argument("--out", type=Path, default=DEFAULT_PATH,
@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rulem_db import datadict
+    from rulem_db.catalogue import datadict
 
     url = config.database_url(args.db)
     with dbmod.connect(url) as conn:

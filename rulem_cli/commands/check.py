@@ -7,8 +7,8 @@ import argparse
 from itertools import groupby
 from typing import Any
 
+from rulem_cli.output import add_format_option, emit
 from rulem_db import checks, config
-from rulem_db.output import add_format_option, emit
 
 TABLE_COLUMNS = ("paragraph", "check_code", "severity", "measured_value", "limit_value", "unit",
                  "parcel_pin", "message")

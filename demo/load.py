@@ -1,4 +1,4 @@
-"""Load a generated demo plan area (etl/demo.py) through the ordinary ingest path, file by file
+"""Load a generated demo plan area (demo/generate.py) through the ordinary ingest path, file by file
 in the manifest's load order, exactly as a person would with `rulem-db ingest`.
 
 Why no shortcut: the demo is the first thing a new user runs, and it should prove the real

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 
+from rulem_cli.output import add_format_option, emit
 from rulem_db import config, ledger
 from rulem_db import db as dbmod
-from rulem_db.output import add_format_option, emit
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from rulem_cli.output import add_format_option, emit
 from rulem_db import config, ledger
-from rulem_db.output import add_format_option, emit
 
 MAX_LINES = 200  # a first full recompute posts thousands of lines: show a readable head
 

@@ -10,7 +10,7 @@ instead of the next nightly run. The queue triggers NOTIFY `rulem_ledger_queue` 
 its kept connection in one transaction. A big queue (a bulk ingest, a recompute --all of
 someone else) goes to `ledger.recompute(url, workers=...)` instead: several connections,
 a transaction per chunk. Safe beside the nightly run and any other recompute: draining uses
-FOR UPDATE SKIP LOCKED and posting locks each owner (rulem_db/ledger.py).
+FOR UPDATE SKIP LOCKED and posting locks each owner (rulem_db/ledger/__init__.py).
 
 It also recomputes when it starts (what was queued while it was away) and when the date
 changes (dated facts take effect by the day: sql/175), and it survives the database going
