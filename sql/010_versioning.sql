@@ -50,7 +50,7 @@ COMMENT ON FUNCTION core.version_refuse_delete() IS
   'Trigger: refuses DELETE and TRUNCATE on versioned layers.';
 
 -- Attach the triggers and the as-of function to every versioned table (a core table with a
--- version_id column). The natural key column per layer comes from rulem_db.layers.
+-- version_id column). The natural key column per layer comes from rulem_db.catalogue.layers.
 DO $$
 DECLARE
   t record;

@@ -4,7 +4,7 @@
 -- Python (etl/) reads the file and COPYs it, untouched, into staging.b<batch> (UNLOGGED):
 -- _row (0-based order in the file), _fid (the file's feature id), _geom (as delivered, any
 -- CRS, curves, Z/M) and one column c0..cN per field of the file. It also describes the merge
--- in a jsonb "spec" built from the layer catalogue (rulem_db/layers.py) and the field mapping:
+-- in a jsonb "spec" built from the layer catalogue (rulem_db/catalogue/layers.py) and the field mapping:
 --   batch_id, layer, plan_area_id, geometry (the layer's type or null), with_geometry (the
 --   file carries geometry), source_srid / source_proj (the file's CRS), work_srid,
 --   max_area_change (0.001 = 0.1 percent), fields [{name, col}], key ({natural: column} |

@@ -489,7 +489,7 @@ COMMENT ON FUNCTION ledger.drain(bigint, integer) IS
   'Takes up to p_limit waiting change-queue rows (skipping rows another worker holds), '
   'recomputes and posts their owners, marks the rows processed; returns rows taken (0: empty).';
 
--- One worker in one transaction (rulem_db/ledger.py, a recompute on the caller's connection)
+-- One worker in one transaction (rulem_db/ledger/__init__.py, a recompute on the caller's connection)
 -- drains in one call, not one round trip per chunk and one more to find the queue empty.
 CREATE OR REPLACE FUNCTION ledger.drain_all(p_run_id bigint, p_limit integer DEFAULT 100)
 RETURNS integer LANGUAGE plpgsql AS $$

@@ -1,5 +1,5 @@
 -- Telling a waiting recompute service that the change queue has work (rulem-db watch,
--- rulem_db/watch.py, docs/ledger.md section 7).
+-- rulem_db/ledger/watch.py, docs/ledger.md section 7).
 --
 -- Why a notification and not polling: the queue triggers (sql/170) already know the moment an
 -- input changes; one NOTIFY per statement that queued something lets a resident process that
