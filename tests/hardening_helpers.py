@@ -27,7 +27,7 @@ from pytest_postgresql.janitor import DatabaseJanitor
 from sqlalchemy.engine import URL
 
 from demo import generate as demo
-from demo import load_demo
+from demo import load as load_demo
 from rulem_db import db
 
 REPO = Path(__file__).resolve().parent.parent

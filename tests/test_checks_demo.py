@@ -14,7 +14,7 @@ from checks_scenarios import cloned_database
 from sqlalchemy.engine import URL
 
 from demo import generate as demo
-from demo import load_demo
+from demo import load as load_demo
 from rulem_db import checks, ledger
 
 # Checks whose severity follows the permit's status (docs/checks.md, decision 3): conditions of

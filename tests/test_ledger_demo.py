@@ -18,7 +18,7 @@ from checks_scenarios import cloned_database
 from sqlalchemy.engine import URL
 
 from demo import generate as demo
-from demo import load_demo
+from demo import load as load_demo
 from rulem_db import ledger
 
 CLOSE = Decimal("0.0001")  # the demo states acres to 4 decimals, rounded from exact areas

@@ -286,7 +286,7 @@ def test_demo_parcel_rows_add_up_to_the_plan(tmp_path, admin_url, template_db) -
     """The demo plan area: its parcel rows, rounded each on its own, summed to 11.2827 acres
     against a plan balance of 11.2828; published by largest remainder they add up."""
     from demo import generate as demo
-    from demo import load_demo
+    from demo import load as load_demo
 
     with cloned_database(admin_url, template_db) as engine:
         url = engine.url.render_as_string(hide_password=False)
