@@ -42,7 +42,7 @@ def demo_dir() -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from demo import generate as demo
-    from demo import load_demo
+    from demo import load as load_demo
     from flows.nightly import reconcile_now
 
     say = _say(args.format)
