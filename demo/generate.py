@@ -6,12 +6,12 @@ Why synthetic: the real ACD 53-62 permit files are not public, and a demo must h
 the spec's checks distinguish (section 5 of ``../shared/design/rule-m-spec.md``) with numbers a
 person can work out by hand. So the geometry is rectangles with straight edges on a round-metre
 grid, placed in EPSG:26915 inside the real Anoka County outline (Lino Lakes area), and every
-figure in ``DEMO_CASES`` below follows from those rectangles (1 acre = 4046.8564224 m^2,
-1 ft = 0.3048 m).
+figure in ``cases.toml`` (beside this module; read into ``DEMO_CASES`` and ``PLAN_FACTS``)
+follows from those rectangles (1 acre = 4046.8564224 m^2, 1 ft = 0.3048 m).
 
 Determinism: the seed varies only attributes that no check reads (MnRAM ratings, recording and
 document numbers, the delineation files' SHA-256). Geometry, dates and every number in
-``DEMO_CASES`` are the same for every seed, and the same seed gives identical files (the GPKG's
+``cases.toml`` are the same for every seed, and the same seed gives identical files (the GPKG's
 own metadata timestamps aside; compare features, not bytes).
 
 The plan area is 2,500 m x 2,000 m; local coordinates in this module are metres east and north
@@ -24,7 +24,7 @@ band; W-006 is central only through ACD 53-62 Lateral 1; W-010..W-019 are isolat
 
 Permits (approved but 24-009, under review; baseline_on is written only for 24-001, equal to
 its decision date, and 24-016, an after-the-fact permit; the others rely on the default; impact
-factor 1, drain_partial 0.5). "Fails" in ``DEMO_CASES`` names each check a permit is built to
+factor 1, drain_partial 0.5). "fails" in ``cases.toml`` names each check a permit is built to
 fail, as "<paragraph> <check code>" exactly as the catalogue has them:
 
 ====== ==== ================================================ ========= ========= ==========
@@ -150,6 +150,7 @@ import os
 import random
 import re
 import sys
+import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,498 +200,42 @@ Rect = tuple[float, float, float, float]  # (min x, min y, max x, max y), local 
 XY = tuple[float, float]
 
 # --------------------------------------------------------------------------------------------
-# The hand-checkable numbers. Areas follow from the rectangles named in the comments.
-# "fails" names each check expected to raise a finding, as "<paragraph> <check code>" exactly
-# as checks.rule_check has them, and no other check may; a permit with no entry passes every
-# check. "warnings" are the failures expected as warnings (the catalogue's warning checks, and
-# declarations and easements before the decision); "status" is "approved" unless stated.
-# "triggers" are the 2(a) reasons a permit is needed.
-# "parcels" are layout ids (R<row>-<nn>, see PARCEL_LAYOUT); "pins" and "credit_by_pin_acres"
-# (the normalized PINs, i.e. parcel feature_keys) are added below the layout. Buffer widths
-# are along the protected edge; "mean_ft" is length-weighted (a 5-ft transect mean lands
-# within 0.3 ft of it).
+# The hand-checkable numbers live in cases.toml, beside this module: every permit's figures with
+# the arithmetic behind them, as comments next to the values. Data, not code: nothing below
+# reads them to draw a feature (tests/test_demo.py recomputes each from the written files).
 # --------------------------------------------------------------------------------------------
-DEMO_CASES: dict[str, dict[str, Any]] = {
-    "24-001": {
-        "case": 1,
-        "title": "on-site replacement, everything compliant (the clean reference)",
-        "fails": (),
-        "triggers": ("2(a)(i)", "2(a)(iii)"),
-        "parcels": ("R2-01", "R2-02"),
-        "impacts": {"W-010": ("fill", 10_000.0)},  # 100 m x 100 m
-        "impact_acres": 2.4711,
-        "credit_acres": 3.9537,  # certified wetland 200 m x 80 m
-        "upland_replacement_acres": 0.9884,  # 50 m x 80 m, earns nothing (7(c)(iv))
-        "transfers_in_acres": 0.0,
-        "transfers_out_acres": 0.30,  # 0.15 to 24-002, 0.15 to 24-008
-        "balance_acres": 1.1826,
-        "credit_by_parcel_acres": {"R2-01": 0.9884, "R2-02": 2.9653},
-        # the 30 m x 30 m upland island in W-001 is buffered whole: its 120 m of edge has
-        # 30 m (98.43 ft) transects, so the mean is (500 x 16 + 120 x 30) / 620 m = 61.38 ft
-        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 61.38, "edge_m": 500.0,
-                   "island_edge_m": 120.0, "mean_without_island_ft": 52.49},
-        "island_m2": 900.0,
-        "markers": {"count": 11, "max_gap_ft": 164.04, "lot_line_crossings": 3,
-                    "unmarked_crossings": 0},
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("buffer", "fertilizer_snow"),
-        "new_impervious_sqft": 9688,  # 30 m x 30 m
-        "stormwater": {"SW-001": {"v_ab_cuft": 6979, "v_cd_cuft": 0,
-                                  "infiltration": 6400, "pretreatment": 1200}},
-        "hydroperiod": {"W-001": ("moderate", 0.3, 1.0)},  # class, bounce +ft, inundation +days
-    },
-    "24-002": {
-        "case": 2,
-        "title": "impact on one parcel, replacement on another, plus a credit transfer",
-        "fails": (),
-        "triggers": ("2(a)(i)", "2(a)(iii)"),
-        "parcels": ("R2-03", "R1-04"),
-        "impacts": {"W-011": ("fill", 5_000.0)},  # 100 m x 50 m on R2-03
-        "impact_acres": 1.2355,
-        "credit_acres": 1.1120,  # 100 m x 45 m on R1-04, in C-ranked upland (allowed)
-        "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.15,
-        "transfers_out_acres": 0.0,
-        "balance_acres": 0.0264,
-        "credit_by_parcel_acres": {"R1-04": 1.1120},
-        "heritage_c_overlap_acres": 1.1120,
-        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 250.0},
-        "markers": {"count": 6, "max_gap_ft": 164.04, "lot_line_crossings": 2,
-                    "unmarked_crossings": 0},
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("buffer", "fertilizer_snow", "buffer_restoration_3yr"),
-        "buffer_grading_m2": 720.0,  # 60 m x 12 m re-contouring inside the buffer (6(e))
-        "new_impervious_sqft": 8073,  # 30 m x 25 m (a 400 m^2 existing farmhouse is not new)
-        "stormwater": {"SW-002": {"v_ab_cuft": 3499, "v_cd_cuft": 5915,
-                                  "infiltration": 3200, "pretreatment": 500,
-                                  "biofiltration": 1900, "wet_pond": 4700}},
-        "hydroperiod": {"W-002": ("moderate", 0.3, 1.0)},
-    },
-    "24-003": {
-        "case": 3,
-        "title": "partial drainage (drain_partial) on public land",
-        "fails": (),
-        "triggers": ("2(a)(i)", "2(a)(iii)"),
-        "parcels": ("R3-08",),
-        "impacts": {"W-012": ("drain_partial", 10_000.0)},  # 100 m x 100 m, factor 0.5
-        "impact_acres": 1.2355,
-        "credit_acres": 1.5815,  # 80 m x 80 m
-        "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0,
-        "transfers_out_acres": 0.0,
-        "balance_acres": 0.3459,
-        "credit_by_parcel_acres": {"R3-08": 1.5815},
-        # 25 m buffer with an 8 ft trail 16 m out: the trail's 8 ft do not count, the buffer
-        # beyond it does (6(f)(iv)): 82.02 - 8 = 74.02 ft
-        "buffer": {"width_ft": 74.02, "min_ft": 74.02, "mean_ft": 74.02, "edge_m": 250.0,
-                   "declared_width_ft": 82.02, "trail_width_ft": 8.0},
-        "markers": {"count": 6, "max_gap_ft": 164.04, "lot_line_crossings": 2,
-                    "unmarked_crossings": 0, "type": "flush"},
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("buffer", "fertilizer_snow"),  # buffer by public-land agreement
-        "new_impervious_sqft": 8073,
-        # subwatershed on A soil with high groundwater: a C/D area (5(c)(iii)); open space on
-        # A soil yields no runoff (CN 39), so V = the parking lot's runoff
-        "stormwater": {"SW-003": {"v_ab_cuft": 0, "v_cd_cuft": 1728,
-                                  "biofiltration": 400, "wet_pond": 1500}},
-        "hydroperiod": {"W-004": ("high", 0.0, 0.0)},
-    },
-    "24-004": {
-        "case": 4,
-        "title": "narrow buffer and a trail wider than 10 ft",
-        "fails": ("6(c) buffer_avg_width", "6(f)(iv) trail_width"),
-        "triggers": ("2(a)(i)", "2(a)(iii)"),
-        "parcels": ("R2-04",),
-        "impacts": {"W-013": ("fill", 7_000.0)},  # 100 m x 70 m
-        "impact_acres": 1.7297,
-        "credit_acres": 2.2239,  # 150 m x 60 m
-        "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0,
-        "transfers_out_acres": 0.0,
-        "balance_acres": 0.4942,
-        "credit_by_parcel_acres": {"R2-04": 2.2239},
-        # x 1000-1150 (150 m): buffer 19.66 m ending at the outer side of a 12 ft trail 16 m
-        # out, so the effective width is 16 m (52.49 ft); x 1150-1250 (100 m): buffer 40 ft
-        # (12.192 m).
-        # Mean (150 x 16 + 100 x 12.192) / 250 m = 14.4768 m = 47.50 ft < 50; min 40 ft >= 25.
-        # Ignoring the trail the mean would be 54.70 ft: the finding needs trail subtraction.
-        "buffer": {"width_ft": 52.49, "narrow_width_ft": 40.0, "narrow_length_m": 100.0,
-                   "min_ft": 40.0, "mean_ft": 47.50, "mean_ignoring_trail_ft": 54.70,
-                   "edge_m": 250.0, "trail_width_ft": 12.0},
-        "markers": {"count": 7, "max_gap_ft": 164.04, "lot_line_crossings": 2,
-                    "unmarked_crossings": 0},
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("buffer", "fertilizer_snow"),
-        "new_impervious_sqft": 8073,
-        "stormwater": {"SW-004": {"v_ab_cuft": 1728, "v_cd_cuft": 0,
-                                  "infiltration": 1700, "pretreatment": 300}},
-        "hydroperiod": {"W-002": ("moderate", 0.2, 1.0)},
-    },
-    "24-005": {
-        "case": 5,
-        "title": "missing buffer markers; a utility in wetland with no impact polygon",
-        "fails": ("6(b) marker_gap", "6(b) marker_lot_line", "7(b) impact_not_drawn"),
-        "triggers": ("2(a)(i)", "2(a)(iii)"),
-        "parcels": ("R2-05", "R2-06"),
-        # 60 m x 50 m excavated; the forcemain (variance V-24-03) trenched 3 m x 120 m through
-        # W-003 is fill all the same (7(b)), 360 m^2 = 0.0890 ac, with no impact polygon
-        "impacts": {"W-014": ("excavate", 3_000.0), "W-003": ("fill", 360.0)},
-        "impact_acres": 0.8303,
-        "utility_not_drawn_acres": 0.0890,
-        "credit_acres": 1.4826,  # certified 100 m x 60 m; a constructed cell adds 1.4826
-        "constructed_acres": 1.4826,
-        "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0,
-        "transfers_out_acres": 0.0,
-        "balance_acres": 0.6523,  # 1.4826 - 0.8303
-        "credit_by_parcel_acres": {"R2-05": 1.4826},
-        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 500.0},
-        # markers at x 1250..1450, 1550, 1700, 1750 on the upland edge y = 864: none at the
-        # x = 1500 lot line (nearest 50 m = 164.04 ft away, tolerance 10 ft); gaps 1450-1550
-        # = 100 m = 328.08 ft and 1550-1700 = 150 m = 492.13 ft
-        "markers": {"count": 8, "max_gap_ft": 492.13, "gaps_over_200_ft": (328.08, 492.13),
-                    "lot_line_crossings": 3, "unmarked_crossings": 1,
-                    "unmarked_crossing_x_m": 1500.0},
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("buffer", "fertilizer_snow"),
-        "new_impervious_sqft": 8073,
-        "stormwater": {"SW-005": {"v_ab_cuft": 1728, "v_cd_cuft": 0,
-                                  "infiltration": 1700, "pretreatment": 300}},
-        "hydroperiod": {"W-003": ("slight", 0.5, 5.0)},
-    },
-    "24-006": {
-        "case": 6,
-        "title": "heritage: impact on a B-ranked wetland, replacement dug into BC upland",
-        "fails": ("7(c)(i) heritage_wetland_impact", "7(c)(ii) heritage_upland_excavation"),
-        "triggers": ("2(a)(i)", "2(a)(iii)"),
-        "parcels": ("R1-06",),
-        "impacts": {"W-016": ("fill", 3_200.0)},  # 40 m x 80 m, all inside HA-003 (rank B)
-        "impact_acres": 0.7907,
-        "heritage_b_impact_acres": 0.7907,
-        "replacement_wetland_acres": 2.9653,  # 120 m x 100 m
-        "heritage_bc_overlap_acres": 0.9884,  # 40 m x 100 m inside HA-001 (rank BC), no credit
-        "credit_acres": 1.9768,
-        "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0,
-        "transfers_out_acres": 0.0,
-        "balance_acres": 1.1861,
-        "credit_by_parcel_acres": {"R1-06": 1.9768},
-        "buffer": None,  # no central wetland on R1-06
-        "markers": None,
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("fertilizer_snow",),
-        "new_impervious_sqft": 8073,
-        "stormwater": {"SW-006": {"v_ab_cuft": 1728, "v_cd_cuft": 0,
-                                  "infiltration": 1700, "pretreatment": 300}},
-        "hydroperiod": {"W-016": ("high", 0.0, 0.0)},
-    },
-    "24-007": {
-        "case": 7,
-        "title": "easement gap and a missing fertilizer/snow declaration",
-        "fails": ("8 easement_coverage", "5(e) declaration_missing"),
-        "triggers": ("2(a)(i)", "2(a)(iii)"),
-        "parcels": ("R2-07",),
-        "impacts": {"W-015": ("drain_full", 4_800.0)},  # 80 m x 60 m
-        "impact_acres": 1.1861,
-        "credit_acres": 2.2239,  # certified 150 m x 60 m; a proposed cell adds 0.9884
-        "proposed_acres": 0.9884,
-        "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0,
-        "transfers_out_acres": 0.0,
-        "balance_acres": 1.0378,
-        "credit_by_parcel_acres": {"R2-07": 2.2239},
-        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 250.0},
-        "markers": {"count": 6, "max_gap_ft": 164.04, "lot_line_crossings": 2,
-                    "unmarked_crossings": 0},
-        # x 1900-1940, y 864-910: 40 m x 16 m of buffer + 40 m x 30 m of W-004 = 1840 m^2
-        "easement_uncovered_acres": 0.4547,
-        "easement_uncovered_m2": {"buffer": 640.0, "wetland": 1200.0},
-        "declarations": ("buffer",),
-        "missing_declarations": ("fertilizer_snow",),
-        "new_impervious_sqft": 8073,
-        # a 300 ft^3 roof-only rain garden needs no pretreatment; the 3,300 ft^3 basin has
-        # a 600 ft^3 forebay (<= 20% of V)
-        "stormwater": {"SW-007": {"v_ab_cuft": 3892, "v_cd_cuft": 0,
-                                  "infiltration": 3600, "pretreatment": 600}},
-        "hydroperiod": {"W-004": ("high", 0.0, 0.0)},
-    },
-    "24-008": {
-        "case": 8,
-        "title": "stormwater shortfall on D soil, bounce over the limit, road in wetland",
-        "fails": ("5(c)(iii) biofiltration_share", "5(d) bounce", "7(g) structure_in_wetland"),
-        "triggers": ("2(a)(i)", "2(a)(ii)", "2(a)(iii)"),
-        "parcels": ("R4-06",),
-        "impacts": {"W-017": ("fill", 480.0)},  # road crossing 40 m x 12 m
-        "impact_acres": 0.1186,
-        "credit_acres": 0.0,
-        "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.15,
-        "transfers_out_acres": 0.0,
-        "balance_acres": 0.0314,
-        "credit_by_parcel_acres": {},
-        "buffer": None,
-        "markers": None,
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("fertilizer_snow",),
-        # building 60 m x 50 m + access road 155 m x 12 m = 4,860 m^2
-        "new_impervious_sqft": 52313,
-        "road_in_wetland_m2": 480.0,
-        # V on D soil; biofiltration 2,000 < 20% x 21,503 = 4,301 although 2,000 + 20,500
-        # wet pond >= V
-        "stormwater": {"SW-008": {"v_ab_cuft": 0, "v_cd_cuft": 21503,
-                                  "biofiltration": 2000, "wet_pond": 20500,
-                                  "biofiltration_share": 0.093}},
-        # moderate allows +0.5 ft and +2 days: bounce 1.2 -> 2.0 ft fails, 5 -> 6 days passes
-        "hydroperiod": {"W-017": ("moderate", 0.8, 1.0)},
-    },
-    # ---- permits 24-009 to 24-016: the checks the first eight do not fail. None of them
-    # impacts wetland (their ledger figures are zero, but for 24-011's banked credit), so each
-    # fails only what it was built to fail. ----
-    "24-009": {
-        "case": 9,
-        "title": "incomplete application under review: submittals missing before a decision",
-        "status": "under_review",
-        # declarations and easements are conditions of issuance: warnings before the decision
-        # no hydroperiod record although it grades and adds impervious surface: 5(d) bounce
-        # and inundation are not evaluated (errors, never a pass)
-        "fails": ("3(e) type_determination", "3(e) functional_assessment",
-                  "3(f) ditch_determination", "5(c) stormwater_subwatersheds",
-                  "5(d) bounce", "5(d) inundation",
-                  "5(e) declaration_missing", "8 easement_coverage"),
-        "warnings": ("5(e) declaration_missing", "8 easement_coverage"),
-        "triggers": ("2(a)(iii)",),
-        "parcels": ("R1-01",),
-        "impacts": {},
-        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
-        "credit_by_parcel_acres": {},
-        "buffer": None,
-        "markers": None,
-        # W-019 (60 m x 80 m) has neither a Circular 39 type nor a functional assessment
-        "untyped_wetlands": ("W-019",),
-        "unassessed_wetlands": ("W-019",),
-        "missing_ditch_determinations": 1,  # no ditch_determined_on, no ditch found for it
-        "subwatersheds": 0,
-        "easement_uncovered_acres": 1.1861,  # W-019, 4,800 m^2, no easement yet
-        "declarations": (),
-        "missing_declarations": ("fertilizer_snow",),
-        "new_impervious_sqft": 8073,  # house and driveway 30 m x 25 m
-        "stormwater": {},
-        "hydroperiod": {},
-    },
-    "24-010": {
-        "case": 10,
-        "title": "no 2(a) trigger: a Rule M permit was not needed",
-        "fails": ("2(a) applicability",),
-        "warnings": ("2(a) applicability",),
-        # no wetland impact, 8,073 ft^2 <= 10,000 ft^2 of new impervious, grading flagged as
-        # not altering runoff into a wetland
-        "triggers": (),
-        "parcels": ("R1-02",),
-        "impacts": {},
-        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
-        "credit_by_parcel_acres": {},
-        "buffer": None,
-        "markers": None,
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("fertilizer_snow",),
-        "new_impervious_sqft": 8073,
-        # on B soil the lawn runs off too (CN 61): V_AB = 1,728 + 1,902 ft^3
-        "stormwater": {"SW-010": {"v_ab_cuft": 3630, "v_cd_cuft": 0,
-                                  "infiltration": 3300, "pretreatment": 600}},
-        "hydroperiod": {},
-    },
-    "24-011": {
-        "case": 11,
-        "title": "banked replacement across the CWMP boundary, of another type than Figure 5",
-        "fails": ("7(c) replacement_outside_plan_area", "7(c) replacement_outside_figure5",
-                  "7(c) replacement_type_figure5"),
-        "warnings": ("7(c) replacement_outside_figure5", "7(c) replacement_type_figure5"),
-        "triggers": ("2(a)(iii)",),
-        "parcels": ("R4-10",),
-        "impacts": {},
-        "impact_acres": 0.0,
-        # basin x 2330-2530, y 1700-1780 (200 m x 80 m, type 2); the plan ends at x 2500
-        "credit_acres": 3.3606,  # 170 m x 80 m inside the plan, certified
-        "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0,
-        "balance_acres": 3.3606,  # no impact: all of it surplus on R4-10
-        "credit_by_parcel_acres": {"R4-10": 3.3606},
-        "outside_plan_acres": 0.5931,  # 30 m x 80 m
-        "outside_figure5_acres": 1.5815,  # x 2450-2530: 80 m x 80 m (F5-006 ends at 2450)
-        "other_type_acres": 2.3722,  # x 2330-2450 inside F5-006, planned type 3: 120 m x 80 m
-        "buffer": None,
-        "markers": None,
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("fertilizer_snow",),
-        "new_impervious_sqft": 8073,
-        "stormwater": {"SW-011": {"v_ab_cuft": 0, "v_cd_cuft": 1728,
-                                  "biofiltration": 400, "wet_pond": 1500}},
-        "hydroperiod": {"W-004": ("high", 0.0, 0.0)},
-    },
-    "24-012": {
-        "case": 12,
-        "title": "infiltration short of V_AB, no pretreatment, inundation over the limit",
-        "fails": ("5(c)(ii) infiltration_volume", "5(c)(ii) pretreatment", "5(d) inundation"),
-        "triggers": ("2(a)(iii)",),
-        "parcels": ("R1-05",),
-        "impacts": {},
-        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
-        "credit_by_parcel_acres": {},
-        "buffer": None,
-        "markers": None,
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("fertilizer_snow",),
-        "new_impervious_sqft": 8073,
-        # A soil: V_AB is the roof and parking (CN 98); 1,200 < 1,728 and no forebay
-        "stormwater": {"SW-012": {"v_ab_cuft": 1728, "v_cd_cuft": 0, "infiltration": 1200}},
-        # moderate allows +0.5 ft and +2 days: +0.4 ft passes, 3 -> 7 days fails
-        "hydroperiod": {"W-002": ("moderate", 0.4, 4.0)},
-    },
-    "24-013": {
-        "case": 13,
-        "title": "buffer narrower than 25 ft in one stretch (mean still >= 50 ft); a shed in it",
-        "fails": ("6(c) buffer_min_width", "6(f) buffer_encroachment"),
-        "triggers": ("2(a)(iii)",),
-        "parcels": ("R2-08",),
-        "impacts": {},
-        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
-        "credit_by_parcel_acres": {},
-        # 200 m of edge at 20 m (65.62 ft), 50 m at 6 m (19.69 ft):
-        # mean (200 x 20 + 50 x 6) / 250 = 17.2 m = 56.43 ft >= 50, min 19.69 ft < 25
-        "buffer": {"width_ft": 65.62, "narrow_width_ft": 19.69, "narrow_length_m": 50.0,
-                   "min_ft": 19.69, "mean_ft": 56.43, "edge_m": 250.0},
-        "markers": {"count": 7, "max_gap_ft": 164.04, "lot_line_crossings": 2,
-                    "unmarked_crossings": 0},
-        "shed_in_buffer_acres": 0.0148,  # 10 m x 6 m, no 6(f)(i)-(ii) exception
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("buffer", "fertilizer_snow"),
-        "new_impervious_sqft": 8073,
-        "stormwater": {"SW-013": {"v_ab_cuft": 5938, "v_cd_cuft": 0,
-                                  "infiltration": 5200, "pretreatment": 900}},
-        "hydroperiod": {"W-004": ("high", 0.0, 0.0)},
-    },
-    "24-014": {
-        "case": 14,
-        "title": "buffer on the ground, its paperwork missing: declaration, vegetation plan, "
-                 "three-year restoration declaration after re-grading",
-        "fails": ("6 declaration_missing", "6(d) vegetation_plan", "6(e)(v) declaration_missing"),
-        "triggers": ("2(a)(iii)",),
-        "parcels": ("R3-01",),
-        "impacts": {},
-        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
-        "credit_by_parcel_acres": {},
-        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 250.0},
-        "markers": {"count": 6, "max_gap_ft": 164.04, "lot_line_crossings": 2,
-                    "unmarked_crossings": 0},
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("fertilizer_snow",),
-        "missing_declarations": ("buffer", "buffer_restoration_3yr"),
-        "buffer_grading_m2": 720.0,  # 60 m x 12 m re-contoured inside the buffer (6(e))
-        "new_impervious_sqft": 8073,
-        # C soil: the lawn runs off (CN 74), all of it V_CD
-        "stormwater": {"SW-014": {"v_ab_cuft": 0, "v_cd_cuft": 9639,
-                                  "biofiltration": 2000, "wet_pond": 8000}},
-        "hydroperiod": {"W-001": ("moderate", 0.2, 1.0)},
-    },
-    "24-015": {
-        "case": 15,
-        "title": "infiltration in the buffer's inner 25 ft, on muck, and the C/D volume short",
-        "fails": ("5(c)(ii) infiltration_soils", "6(f)(iii) infiltration_in_buffer",
-                  "5(c)(iii) cd_volume"),
-        "triggers": ("2(a)(iii)",),
-        "parcels": ("R2-09",),
-        "impacts": {},
-        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
-        "credit_by_parcel_acres": {},
-        # W-004's corner: 50 m of edge along y 880 and 120 m along x 2300, buffer 16 m
-        "buffer": {"width_ft": 52.49, "min_ft": 52.49, "mean_ft": 52.49, "edge_m": 170.0},
-        "markers": {"count": 5, "max_gap_ft": 170.60, "lot_line_crossings": 2,
-                    "unmarked_crossings": 0},
-        # the roof rain garden, 6 m x 20 m, 3 m (9.84 ft) from the wetland, on A/D muck with
-        # a high water table; it takes roof runoff only, so no pretreatment is due
-        "rain_garden_offset_ft": 9.84,
-        "rain_garden_acres": 0.0297,
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("buffer", "fertilizer_snow"),
-        "new_impervious_sqft": 8073,
-        # all on muck: V_CD; biofiltration 2,000 >= 20% (1,779) but no wet pond: 2,000 < 8,895
-        "stormwater": {"SW-015": {"v_ab_cuft": 0, "v_cd_cuft": 8895,
-                                  "infiltration": 300, "biofiltration": 2000}},
-        "hydroperiod": {"W-004": ("high", 0.0, 0.0)},
-    },
-    "24-016": {
-        "case": 16,
-        "title": "after-the-fact permit measured before any delineation was approved; its "
-                 "land cover leaves a corner of the subwatershed blank",
-        # the blank 20 m x 20 m corner (400 m^2 = 0.0988 ac) has no land cover: 5(c)(i) is an
-        # error and the volume checks of SW-016 are not evaluated (never a pass)
-        "fails": ("3(e) delineation_approved", "5(c)(i) land_cover_coverage",
-                  "5(c)(ii) infiltration_volume", "5(c)(iii) biofiltration_share",
-                  "5(c)(iii) cd_volume"),
-        "uncovered_acres": 0.0988,
-        "baseline_on": "2019-06-15",  # D-2019-01 was approved 2019-08-06
-        "triggers": ("2(a)(iii)",),
-        "parcels": ("R1-07",),
-        "impacts": {},
-        "impact_acres": 0.0, "credit_acres": 0.0, "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0, "balance_acres": 0.0,
-        "credit_by_parcel_acres": {},
-        "undelineated_acres": 21.8441,  # all of R1-07, 260 m x 340 m
-        "buffer": None,
-        "markers": None,
-        "easement_uncovered_acres": 0.0,
-        "declarations": ("fertilizer_snow",),
-        "new_impervious_sqft": 8073,
-        "stormwater": {"SW-016": {"v_ab_cuft": 1728, "v_cd_cuft": 0,
-                                  "infiltration": 1700, "pretreatment": 300}},
-        "hydroperiod": {"W-003": ("slight", 0.5, 5.0)},
-    },
-    "24-017": {
-        "case": 17,
-        "title": "replacement claimed on ground the District's own project already counts",
-        # the basin (1150-1250, 1300-1380) lies inside the District's Lateral 2 restoration
-        # (certified 2022-10-01, an older claim than this permit's 2025-04-08 decision): the
-        # permit earns nothing there (7(b) credit_overlap, an error: the District's ground is
-        # certified) and so owes its whole fill (7(b) replacement_deficit, nothing pending)
-        "fails": ("7(b) credit_overlap", "7(b) replacement_deficit"),
-        "triggers": ("2(a)(i)",),
-        "parcels": ("R4-08",),
-        "impacts": {"W-018": ("fill", 2_500.0)},  # 50 m x 50 m
-        "impact_acres": 0.6178,
-        "credit_acres": 0.0,
-        "overlap_acres": 1.9768,  # 100 m x 80 m, all of the basin
-        "upland_replacement_acres": 0.0,
-        "transfers_in_acres": 0.0, "transfers_out_acres": 0.0,
-        "balance_acres": -0.6178,
-        "credit_by_parcel_acres": {},
-        "buffer": None,
-        "markers": None,
-        "easement_uncovered_acres": 0.0,
-        "declarations": (),
-        "new_impervious_sqft": 0,
-        "stormwater": {},
-        "hydroperiod": {},
-    },
-}
+CASES_FILE = Path(__file__).with_name("cases.toml")
+OPTIONAL_CASE_KEYS = ("buffer", "markers")  # absent from a case in cases.toml: it has none
 
-PLAN_FACTS: dict[str, Any] = {
-    "central_wetlands": ("W-001", "W-002", "W-003", "W-004", "W-005", "W-006"),
-    "ditch_connected_only": ("W-006",),
-    "isolated_wetlands": ("W-010", "W-011", "W-012", "W-013", "W-014", "W-015", "W-016",
-                          "W-017", "W-018", "W-019"),
-    "district_project_credit_acres": 2.9653,  # R-011, 150 m x 80 m on R3-04, no permit
-    "transfers": (("24-001", "24-002", 0.15), ("24-001", "24-008", 0.15)),
-    "baseline_delineation": "D-2019-01",
-    "redelineation": "D-2025-03",  # 24-001's site, approved after its decision
-    "submitted_delineation": "D-2025-07",  # never approved: W-201 must not count
-    "parcel_count": 41,
-}
+
+def _tuples(value: Any) -> Any:
+    """TOML arrays as tuples, all the way down.
+
+    Why: the cases were tuple literals before they became a data file, and their users rely on
+    it (``case["fails"]`` compared with ``()``, members hashed into sets).
+    """
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
+
+def read_cases(path: Path = CASES_FILE) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """(DEMO_CASES, PLAN_FACTS) from cases.toml: arrays as tuples, a missing buffer or markers as
+    None (TOML has no null)."""
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    cases: dict[str, dict[str, Any]] = _tuples(data["cases"])
+    for case in cases.values():
+        for key in OPTIONAL_CASE_KEYS:
+            case.setdefault(key, None)
+    return cases, _tuples(data["plan_facts"])
+
+
+DEMO_CASES: dict[str, dict[str, Any]]
+PLAN_FACTS: dict[str, Any]
+DEMO_CASES, PLAN_FACTS = read_cases()
 
 # --------------------------------------------------------------------------------------------
 # Layout tables (local metres).
@@ -1446,7 +991,7 @@ def parcel_geometry(layout_id: str) -> Polygon:
 
 
 def _add_pins_to_cases() -> None:
-    """DEMO_CASES name parcels by layout id (readable); tests elsewhere match on PINs."""
+    """cases.toml names parcels by layout id (readable); tests elsewhere match on PINs."""
     for case in DEMO_CASES.values():
         case["pins"] = tuple(parcel_key(p) for p in case["parcels"])
         case["credit_by_pin_acres"] = {parcel_key(p): a
