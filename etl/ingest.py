@@ -52,12 +52,6 @@ from rulem_db.locks import reporting_wait
 
 MAX_AREA_CHANGE = 0.001  # a repair may change a polygon's area by at most 0.1 percent
 MAX_PROBLEMS_SHOWN = 200
-OWNED_BY = {"wetland": "delineation_id", "functional_assessment": "wetland_id",
-            "credit_transfer": "from_permit_id"}
-# Layers whose files add and change records but never retire any (a permit is closed by its
-# status; a credit transfer or assessment delivered once stays until a person retires it).
-RECORD_LAYERS = ("permit", "delineation", "credit_transfer", "functional_assessment")
-OUTSIDE_IS_ERROR = ("impact", "replacement")
 
 
 @dataclass
@@ -91,22 +85,10 @@ class IngestResult:
         return unmapped_line(self.file, self.unmapped, self.likely)
 
 
-def owner_of(layer: Layer) -> str | None:
-    """The column whose feature owns this layer's features (prefixes their keys, bounds the
-    scope of a re-delivery): the permit for permit-owned layers, the delineation for wetlands."""
-    if layer.key != "source_fid":
-        return None
-    if layer.name in OWNED_BY:
-        return OWNED_BY[layer.name]
-    return "permit_id" if any(c.name == "permit_id" for c in layer.columns) else None
-
-
 def scope_of(layer: Layer, patch: bool) -> str:
-    """Which current features a delivery replaces: the whole layer, its owners' features, or
-    none (records, and attribute-only changes to a layer with geometry)."""
-    if patch or layer.name in RECORD_LAYERS:
-        return "none"
-    return "owner" if owner_of(layer) else "layer"
+    """Which current features a delivery replaces: the layer catalogue's ingest scope, or none
+    for attribute-only changes to a layer with geometry (a patch)."""
+    return "none" if patch else layer.ingest_scope
 
 
 def ingest(url: str, layer: str, path: Path | str, *, crs: str | None = None,
@@ -428,7 +410,7 @@ class _Ingest:
               plans: list[ColumnPlan]) -> dict[str, Any]:
         column_of = {f.name: f.column for f in fields}
         target = self.target
-        owner = owner_of(target)
+        owner = target.owner
         key_name = key_field(tuple(column_of), self.mapping)
         if target.key != "source_fid":
             key: dict[str, Any] = {"natural": target.key}
@@ -445,7 +427,7 @@ class _Ingest:
             col = p.col
             prefix = None
             if col.ref_layer and owner == "permit_id" \
-                    and owner_of(BY_NAME[col.ref_layer]) == "permit_id":
+                    and BY_NAME[col.ref_layer].owner == "permit_id":
                 prefix = "permit_id"
             columns.append({
                 "name": col.name, "kind": col.kind, "required": col.required,
@@ -467,8 +449,7 @@ class _Ingest:
                 target.name, {p.col.name: p.field for p in plans if p.delivered},
                 plan_area_id, self.likely),
             "scope": scope_of(target, self.patch),
-            "outside": (None if target.geometry is None or target.name == "cwmp_area"
-                        else "error" if target.name in OUTSIDE_IS_ERROR else "warning"),
+            "outside": target.outside_plan_area,
             "skip_bad": self.skip,
         }
 

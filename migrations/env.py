@@ -11,9 +11,9 @@ import os
 
 import sqlalchemy as sa
 from alembic import context
-from geoalchemy2 import alembic_helpers
+from geoalchemy2 import Geometry, alembic_helpers
 
-from rulem_db.catalogue import sqlfiles
+from rulem_db.catalogue import register, sqlfiles
 from rulem_db.catalogue.schema import DEFAULT_SRID, SCHEMAS, build_metadata
 
 config = context.config
@@ -57,6 +57,15 @@ def _include_object(obj, name, type_, reflected, compare_to) -> bool:
     return alembic_helpers.include_object(obj, name, type_, reflected, compare_to)
 
 
+def _render_item(type_: str, obj, autogen_context) -> str | bool:
+    """Render geometry columns with the revision's SRID variable (the working CRS resolved at
+    upgrade time), not the SRID of the database the revision was generated against."""
+    rendered = alembic_helpers.render_item(type_, obj, autogen_context)
+    if rendered and isinstance(obj, Geometry):
+        rendered = rendered.replace(f"srid={obj.srid},", "srid=SRID,")
+    return rendered
+
+
 def run_migrations_online() -> None:
     connectable = config.attributes.get("connection")
     if connectable is None:
@@ -77,7 +86,7 @@ def _run(conn: sa.Connection) -> None:
         include_name=_include_name,
         include_object=_include_object,
         process_revision_directives=alembic_helpers.writer,
-        render_item=alembic_helpers.render_item,
+        render_item=_render_item,
         version_table_schema="ops",
         compare_type=True,
         transaction_per_migration=False,
@@ -86,8 +95,15 @@ def _run(conn: sa.Connection) -> None:
         for schema in SCHEMAS:
             conn.execute(sa.text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
         context.run_migrations()
-        if _at_head():
-            sqlfiles.apply_changed(conn)
+        if _at_head() and not _generating_revision():
+            # The layer catalogue first: the SQL files build each layer's objects from it.
+            changed = register.write_layer_catalogue(conn)
+            sqlfiles.apply_changed(conn, force=changed)
+
+
+def _generating_revision() -> bool:
+    """`alembic revision --autogenerate` runs this file to compare, and changes nothing."""
+    return "revision_context" in context.get_context().opts
 
 
 def _at_head() -> bool:

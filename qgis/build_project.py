@@ -24,18 +24,37 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-# Groups from top to bottom of the legend; within a group, the first layer is drawn on top.
-GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Rule checks", ("finding", "buffer_transect", "permit_compliance", "stormwater_volume")),
-    ("Permits: buffers and easements", ("buffer_marker", "trail", "buffer", "easement")),
-    ("Permits: impact and replacement", ("impact", "replacement")),
-    ("Permits: site and stormwater", ("structure", "impervious", "grading", "bmp",
-                                      "subwatershed", "land_cover")),
-    ("Wetlands", ("ditch", "wetland", "delineation", "central_wetland_seed")),
+sys.path.insert(0, str(HERE.parent))  # the layer catalogue: stdlib only, QGIS's Python reads it
+from rulem_db.catalogue.layers import LAYERS  # noqa: E402
+
+# Legend groups from top to bottom. A layer's group and its place in it (1 = drawn on top) are
+# catalogue facts (Layer.legend); the published views that are not layers are placed here.
+LEGEND_GROUPS = ("Rule checks", "Permits: buffers and easements",
+                 "Permits: impact and replacement", "Permits: site and stormwater", "Wetlands",
+                 "1:1 replacement ledger", "Plan and parcels")
+VIEW_LEGEND: dict[str, tuple[str, int]] = {
+    "finding": ("Rule checks", 1), "buffer_transect": ("Rule checks", 2),
+    "permit_compliance": ("Rule checks", 3), "stormwater_volume": ("Rule checks", 4),
     # The balances colour whole parcels: below the features that make them.
-    ("1:1 replacement ledger", ("plan_balance", "parcel_balance")),
-    ("Plan and parcels", ("cwmp_area", "parcel", "figure5_area", "heritage_area", "soil")),
-)
+    "plan_balance": ("1:1 replacement ledger", 1), "parcel_balance": ("1:1 replacement ledger", 2),
+}
+
+
+def _groups() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(group, names in drawing order) from the catalogue's legend and VIEW_LEGEND."""
+    legend = {layer.name: layer.legend for layer in LAYERS
+              if layer.legend and not layer.restricted}
+    legend.update(VIEW_LEGEND)
+    unknown = {group for group, _ in legend.values()} - set(LEGEND_GROUPS)
+    if unknown:
+        raise SystemExit(f"build_project: legend groups {sorted(unknown)} are not in "
+                         "LEGEND_GROUPS")
+    return tuple((group, tuple(name for name, _ in sorted(
+        ((n, pos) for n, (g, pos) in legend.items() if g == group), key=lambda x: x[1])))
+        for group in LEGEND_GROUPS)
+
+
+GROUPS = _groups()
 OTHER_GROUP = "Other layers"
 TABLE_GROUP = "Tables (no geometry)"
 HIDDEN = {"soil", "land_cover", "delineation", "plan_balance"}  # in the project, unchecked

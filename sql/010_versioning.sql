@@ -49,21 +49,21 @@ END $$;
 COMMENT ON FUNCTION core.version_refuse_delete() IS
   'Trigger: refuses DELETE and TRUNCATE on versioned layers.';
 
--- Attach the triggers and the as-of function to every versioned table (a core table with a
--- version_id column). The natural key column per layer comes from rulem_db.catalogue.layers.
+-- Attach the triggers and the as-of function to every layer of the catalogue (ops.layer,
+-- written from rulem_db/catalogue/layers.py), with the layer's natural key column.
 DO $$
 DECLARE
   t record;
   key_col text;
-  keys jsonb := '{"cwmp_area": "name", "parcel": "pin_normalized", "delineation": "delineation_no",
-                  "permit": "permit_no"}';
 BEGIN
   FOR t IN
-    SELECT c.table_name FROM information_schema.columns c
-    JOIN information_schema.tables tb USING (table_schema, table_name)
-    WHERE c.table_schema = 'core' AND c.column_name = 'version_id' AND tb.table_type = 'BASE TABLE'
+    SELECT tb.table_name, lc.natural_key
+    FROM ops.layer lc
+    JOIN information_schema.tables tb
+      ON tb.table_schema = 'core' AND tb.table_name = lc.layer AND tb.table_type = 'BASE TABLE'
+    ORDER BY tb.table_name
   LOOP
-    key_col := coalesce(keys ->> t.table_name, 'source_fid');
+    key_col := t.natural_key;
     EXECUTE format($f$
       CREATE OR REPLACE FUNCTION core.%1$s_version_insert() RETURNS trigger
       LANGUAGE plpgsql AS $body$

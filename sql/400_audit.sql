@@ -10,13 +10,11 @@ DECLARE
   parts text[] := '{}';
 BEGIN
   FOR t IN
-    SELECT tb.table_name
-    FROM information_schema.tables tb
-    WHERE tb.table_schema = 'core' AND tb.table_type = 'BASE TABLE'
-      AND EXISTS (SELECT 1 FROM information_schema.columns ic
-                  WHERE ic.table_schema = 'core' AND ic.table_name = tb.table_name
-                    AND ic.column_name = 'version_id')
-      AND tb.table_name <> 'species_record'  -- restricted (3(d)): not even its counts in pub
+    SELECT tb.table_name, lc.restricted
+    FROM ops.layer lc  -- the layer catalogue (rulem_db/catalogue/layers.py)
+    JOIN information_schema.tables tb
+      ON tb.table_schema = 'core' AND tb.table_name = lc.layer AND tb.table_type = 'BASE TABLE'
+    WHERE NOT lc.restricted  -- restricted (3(d)): not even its counts in pub
     ORDER BY tb.table_name
   LOOP
     parts := parts || format($q$

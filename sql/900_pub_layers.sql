@@ -53,18 +53,16 @@ DECLARE
   prefix text;
 BEGIN
   FOR t IN
-    SELECT tb.table_name,
+    SELECT tb.table_name, lc.restricted,
            (SELECT type FROM geometry_columns g
              WHERE g.f_table_schema = 'core' AND g.f_table_name = tb.table_name) AS gtype,
            obj_description(format('core.%I', tb.table_name)::regclass) AS doc
-    FROM information_schema.tables tb
-    WHERE tb.table_schema = 'core' AND tb.table_type = 'BASE TABLE'
-      AND EXISTS (SELECT 1 FROM information_schema.columns ic
-                  WHERE ic.table_schema = 'core' AND ic.table_name = tb.table_name
-                    AND ic.column_name = 'version_id')
+    FROM ops.layer lc  -- the layer catalogue (rulem_db/catalogue/layers.py)
+    JOIN information_schema.tables tb
+      ON tb.table_schema = 'core' AND tb.table_name = lc.layer AND tb.table_type = 'BASE TABLE'
     ORDER BY tb.table_name
   LOOP
-    target := CASE WHEN t.table_name = 'species_record' THEN 'restricted' ELSE 'pub' END;
+    target := CASE WHEN t.restricted THEN 'restricted' ELSE 'pub' END;
     is_poly := t.gtype IN ('MULTIPOLYGON', 'POLYGON');
     is_line := t.gtype IN ('MULTILINESTRING', 'LINESTRING');
     sel := ARRAY[]::text[];

@@ -1,5 +1,6 @@
 -- 910_layer_summary: what the database holds, layer by layer: the first thing a new user and
--- the nightly report show. Generated over every versioned core table.
+-- the nightly report show. Generated over every layer of the catalogue (ops.layer) but the
+-- restricted ones.
 
 DO $$
 DECLARE
@@ -7,15 +8,13 @@ DECLARE
   parts text[] := '{}';
 BEGIN
   FOR t IN
-    SELECT tb.table_name,
+    SELECT tb.table_name, lc.restricted,
            (SELECT type FROM geometry_columns g
              WHERE g.f_table_schema = 'core' AND g.f_table_name = tb.table_name) AS gtype
-    FROM information_schema.tables tb
-    WHERE tb.table_schema = 'core' AND tb.table_type = 'BASE TABLE'
-      AND EXISTS (SELECT 1 FROM information_schema.columns ic
-                  WHERE ic.table_schema = 'core' AND ic.table_name = tb.table_name
-                    AND ic.column_name = 'version_id')
-      AND tb.table_name <> 'species_record'  -- restricted (3(d)): not even its counts in pub
+    FROM ops.layer lc  -- the layer catalogue (rulem_db/catalogue/layers.py)
+    JOIN information_schema.tables tb
+      ON tb.table_schema = 'core' AND tb.table_name = lc.layer AND tb.table_type = 'BASE TABLE'
+    WHERE NOT lc.restricted  -- restricted (3(d)): not even its counts in pub
     ORDER BY tb.table_name
   LOOP
     parts := parts || format(

@@ -1,5 +1,6 @@
 -- 920_pub_history: every version of every layer, for "what did we know on date D" and "who
--- changed this": pub.<layer>_history (restricted.species_record_history for 3(d) records).
+-- changed this": pub.<layer>_history (restricted.<layer>_history for a restricted layer: 3(d)
+-- species records), for every layer of the catalogue (ops.layer).
 -- Why views over core and not functions: QGIS, GDAL and BI tools read views; a time slider
 -- or a filter `valid_from <= D AND (valid_to IS NULL OR valid_to > D)` gives the layer as of D.
 -- The key is version_id (one row per version); <layer>_id repeats across a feature's versions.
@@ -13,18 +14,16 @@ DECLARE
   view_name text;
 BEGIN
   FOR t IN
-    SELECT tb.table_name,
+    SELECT tb.table_name, lc.restricted,
            (SELECT type FROM geometry_columns g
              WHERE g.f_table_schema = 'core' AND g.f_table_name = tb.table_name) AS gtype,
            obj_description(format('core.%I', tb.table_name)::regclass) AS doc
-    FROM information_schema.tables tb
-    WHERE tb.table_schema = 'core' AND tb.table_type = 'BASE TABLE'
-      AND EXISTS (SELECT 1 FROM information_schema.columns ic
-                  WHERE ic.table_schema = 'core' AND ic.table_name = tb.table_name
-                    AND ic.column_name = 'version_id')
+    FROM ops.layer lc  -- the layer catalogue (rulem_db/catalogue/layers.py)
+    JOIN information_schema.tables tb
+      ON tb.table_schema = 'core' AND tb.table_name = lc.layer AND tb.table_type = 'BASE TABLE'
     ORDER BY tb.table_name
   LOOP
-    target := CASE WHEN t.table_name = 'species_record' THEN 'restricted' ELSE 'pub' END;
+    target := CASE WHEN t.restricted THEN 'restricted' ELSE 'pub' END;
     view_name := t.table_name || '_history';
     SELECT string_agg(format('%I', column_name), ', ' ORDER BY ordinal_position) INTO cols
     FROM information_schema.columns

@@ -27,7 +27,8 @@ import sqlalchemy as sa
 from geoalchemy2 import Geometry
 from sqlalchemy.dialects import postgresql as pg
 
-from rulem_db.catalogue.layers import LAYERS, Layer
+from rulem_db.catalogue import layers
+from rulem_db.catalogue.layers import Layer
 
 SCHEMAS = ("ops", "core", "staging", "ledger", "checks", "pub")
 DEFAULT_SRID = 26915
@@ -51,6 +52,41 @@ VERSION_COLUMNS = (
 
 def _sql_list(values: tuple[str, ...]) -> str:
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
+def _layer_catalogue_table(md: sa.MetaData) -> None:
+    """ops.layer: the layer catalogue as the SQL files read it (written from layers.py by the
+    migration step, rulem_db/catalogue/register.py)."""
+    sa.Table(
+        "layer", md,
+        sa.Column("layer", sa.Text, primary_key=True, comment="Layer name: table core.<layer>."),
+        sa.Column("position", sa.Integer, nullable=False,
+                  comment="Order in the catalogue (rulem_db/catalogue/layers.py)."),
+        sa.Column("rule", sa.Text, nullable=False, comment="Rule M paragraphs it serves."),
+        sa.Column("doc", sa.Text, nullable=False, comment="What the layer holds."),
+        sa.Column("geometry_type", sa.Text,
+                  comment="MULTIPOLYGON, MULTILINESTRING or POINT; NULL: attributes only."),
+        sa.Column("natural_key", sa.Text, nullable=False,
+                  comment="Column whose value is the feature's natural key on ingest."),
+        sa.Column("restricted", sa.Boolean, nullable=False,
+                  comment="Readable only by rulem_restricted (schema restricted, not pub)."),
+        sa.Column("owner_column", sa.Text,
+                  comment="Reference column whose feature owns this layer's features."),
+        sa.Column("ingest_scope", sa.Text, nullable=False,
+                  comment="What a delivered file replaces: layer, owner (the file's owners' "
+                          "features) or none (records)."),
+        sa.Column("outside_plan_area", sa.Text,
+                  comment="A feature outside the plan area: error or warning; NULL: not "
+                          "looked at."),
+        sa.Column("legend_group", sa.Text, comment="Legend group on maps (QGIS project)."),
+        sa.Column("legend_position", sa.Integer,
+                  comment="Position in its legend group, 1 = drawn on top."),
+        sa.CheckConstraint("ingest_scope IN ('layer', 'owner', 'none')", name="scope_code"),
+        sa.CheckConstraint("outside_plan_area IN ('error', 'warning')", name="outside_code"),
+        schema="ops",
+        comment="The layer catalogue (rulem_db/catalogue/layers.py), written by every "
+                "migration; the SQL files build versioning, views and grants from it.",
+    )
 
 
 def _ops_tables(md: sa.MetaData) -> None:
@@ -292,9 +328,14 @@ def _layer_table(md: sa.MetaData, layer: Layer, srid: int) -> sa.Table:
     return sa.Table(name, md, *cols, schema="core", comment=layer.doc)
 
 
-@lru_cache(maxsize=4)
 def build_metadata(srid: int = DEFAULT_SRID) -> sa.MetaData:
-    """All tables for a database whose working CRS is EPSG:srid."""
+    """All tables for a database whose working CRS is EPSG:srid, for the layer catalogue as it
+    stands (layers.LAYERS is read at call time: a test may add a layer)."""
+    return _metadata(srid, layers.LAYERS)
+
+
+@lru_cache(maxsize=4)
+def _metadata(srid: int, catalogue: tuple[Layer, ...]) -> sa.MetaData:
     md = sa.MetaData(naming_convention={
         "pk": "pk_%(table_name)s",
         "fk": "fk_%(table_name)s_%(column_0_name)s",
@@ -304,7 +345,8 @@ def build_metadata(srid: int = DEFAULT_SRID) -> sa.MetaData:
     })
     _core_reference_tables(md)
     _ops_tables(md)
-    for layer in LAYERS:
+    _layer_catalogue_table(md)
+    for layer in catalogue:
         _layer_table(md, layer, srid)
     # Derived tables, each concern in its own module (and its own migration revision).
     from rulem_db.catalogue import (
