@@ -26,7 +26,6 @@ import sqlalchemy as sa
 from ingest_helpers import X0, Y0, bowtie, fingerprint, rows, scalar, square, write_csv, write_gpkg
 
 from etl.ingest import ingest
-from etl.limits import Limits
 from etl.problems import IngestRefused
 
 # The GEOS cases' coordinates (0..400) are metres east and north of (X0, Y0) in EPSG:26915: a
@@ -56,17 +55,6 @@ def _parcels(path: Path, polygons: list[shapely.Polygon], **columns: list) -> Pa
     rows_ = [{"pin": f"P{i}", **{k: v[i] for k, v in columns.items()},
               "geometry": shapely.MultiPolygon([p])} for i, p in enumerate(polygons)]
     return write_gpkg(path, rows_)
-
-
-def test_limits_default_and_come_from_the_environment() -> None:
-    assert Limits.from_env({}) == Limits()
-    lim = Limits.from_env({"RULEM_MAX_FILE_BYTES": "5e9", "RULEM_MAX_ZIP_RATIO": "250",
-                           "RULEM_MAX_VERTICES": "1_000"})
-    assert (lim.max_file_bytes, lim.max_zip_ratio, lim.max_vertices) == (5 * 10**9, 250.0, 1000)
-    with pytest.raises(ValueError, match="RULEM_MAX_FEATURES='many' is not a number"):
-        Limits.from_env({"RULEM_MAX_FEATURES": "many"})
-    with pytest.raises(ValueError, match="must be more than 0"):
-        Limits.from_env({"RULEM_MAX_FEATURES": "0"})
 
 
 def test_broken_coordinates_are_refused_naming_the_feature(db_url: str, engine: sa.Engine,

@@ -27,7 +27,7 @@ from sqlalchemy.engine import URL
 
 from etl import staging
 from etl.ingest import ingest
-from etl.problems import IngestRefused, Problem, printable
+from etl.problems import IngestRefused, printable
 from rulem_cli.main import main
 from rulem_db.paths import SQL_DIR
 
@@ -235,14 +235,6 @@ def test_control_characters_in_names_and_values_are_escaped_in_every_line(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("ok\\x1b[2J.gpkg: 1 features into parcel"), out
     assert not any(CONTROL.search(line) for line in out), out
-
-
-def test_problem_lines_escape_every_control_character() -> None:
-    p = Problem("a\tb.gpkg", "value 'x\x00y\x9b' is not a code", feature="1", field="f\ng")
-    assert p.line() == "a\\x09b.gpkg: feature 1: f\\x0ag: value 'x\\x00y\\x9b' is not a code"
-    err = IngestRefused("a\tb.gpkg", [p], hint="nothing\x1b was loaded")
-    assert str(err) == p.line() + "; nothing\\x1b was loaded"
-    assert printable("Zoë, 24-017 / W-1 \\ ok") == "Zoë, 24-017 / W-1 \\ ok"
 
 
 # --- 5. a file name with `;` (or `!`, or a CR) loads like any other -----------------------

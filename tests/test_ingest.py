@@ -10,7 +10,6 @@ import geopandas as gpd
 import pytest
 import sqlalchemy as sa
 from ingest_helpers import (
-    SQUARE_ACRES,
     X0,
     Y0,
     bowtie,
@@ -391,15 +390,6 @@ def test_etl_role_can_ingest(db_url: str, engine: sa.Engine, tmp_path: Path) -> 
             conn.execute(sa.text(f"REASSIGN OWNED BY {role} TO CURRENT_USER"))
             conn.execute(sa.text(f"DROP OWNED BY {role}"))
             conn.execute(sa.text(f"DROP ROLE {role}"))
-
-
-def test_fixture_geometry_is_what_the_answers_assume() -> None:
-    """The fixtures' worked answers rest on these numbers."""
-    assert square(0).area == 10_000 and round(SQUARE_ACRES, 4) == 2.4711
-    assert square(1).bounds[0] - square(0).bounds[0] == 110
-    assert spike(0).area == 10_000 and not spike(0).is_valid
-    assert bowtie(0).area == 0 and not bowtie(0).is_valid
-    assert square(0).bounds[1] == Y0
 
 
 def test_geometry_must_fit_the_layer(db_url: str, engine: sa.Engine, tmp_path: Path) -> None:

@@ -128,14 +128,6 @@ def test_skip_bad_features_skips_a_permit_without_a_decision_date(
     _refused_cli(db_url, engine, capsys, "permit", path, "--skip-bad-features")
 
 
-def test_the_demo_permits_all_carry_their_decision_dates() -> None:
-    from demo import generate as demo
-
-    undated = [s.permit_no for s in demo.SITES
-               if s.status in ("approved", "expired") and not s.decided_on]
-    assert undated == []
-
-
 # --- 2. fields that map to no column are named ---------------------------------------------
 
 def test_unmapped_fields_are_named_after_every_ingest_with_likely_mappings(
