@@ -1,0 +1,65 @@
+"""The layering of the packages holds (issue 18, point 3), checked by import-linter with the
+contracts in pyproject.toml ([tool.importlinter]): rulem_cli on top, then flows and demo
+(apart from each other), then etl, then the core rulem_db.
+
+Why a test: an import in the wrong direction (the core reaching for the ingest, the ingest for
+the flows) ties the layers together and goes unnoticed until one of them cannot be used
+without the other. The contracts must pass on the real tree and must fail, naming the import,
+when a forbidden one is added: checked on a copy of the packages in tmp_path.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGES = ("rulem_db", "etl", "flows", "rulem_cli", "demo")
+LINT = ("import sys; from importlinter.cli import lint_imports_command; "
+        "sys.exit(lint_imports_command())")
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter on the packages under root, with root's pyproject.toml.
+
+    In a child process started in root: import-linter puts the working directory first on
+    sys.path, so it reads the packages there (a copy included) rather than the installed ones.
+    No cache, so no .import_linter_cache folder is left behind.
+    """
+    return subprocess.run(
+        [sys.executable, "-c", LINT, "--no-cache", "--no-logo", str(root / "pyproject.toml")],
+        cwd=root, capture_output=True, text=True, timeout=120)
+
+
+def test_the_tree_keeps_every_contract() -> None:
+    done = _lint(REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 kept, 0 broken" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(("module", "added", "contract", "named"), [
+    ("rulem_db/db.py", "import flows", "the core (rulem_db) imports neither",
+     "rulem_db.db -> flows"),
+    ("etl/limits.py", "import flows.runs", "etl does not import flows",
+     "etl.limits -> flows.runs"),
+    ("flows/runs.py", "from rulem_cli import main", "rulem_cli > flows | demo",
+     "flows.runs -> rulem_cli.main"),
+])
+def test_a_forbidden_import_breaks_its_contract_naming_it(
+        tmp_path: Path, module: str, added: str, contract: str, named: str) -> None:
+    for package in PACKAGES:
+        shutil.copytree(REPO / package, tmp_path / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    target = tmp_path / module
+    target.write_text(target.read_text() + f"\n{added}  # forbidden, added by the test\n")
+
+    done = _lint(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    broken = [line for line in done.stdout.splitlines() if line.endswith(" BROKEN")]
+    assert any(line.startswith(contract) for line in broken), done.stdout
+    assert named in done.stdout, done.stdout
