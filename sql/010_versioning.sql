@@ -183,8 +183,9 @@ END $$;
 -- (permit_id, delineation_id, from_permit_id, receiving_wetland_id, ...) a feature of the
 -- layer it names, batch_id and closed_batch_id a batch in ops.batch, and a feature's
 -- plan_area_id a plan area. What they reference can neither be deleted nor renumbered
--- (triggers on core.feature, core.plan_area and ops.batch below). Like a foreign key's checks
--- they run as the table owner and cannot be turned off by the roles that write. After a
+-- (triggers on core.feature, core.plan_area and ops.batch below). They run with the writer's
+-- own rights (the writing roles read what they reference) and cannot be turned off by the
+-- roles that write: only the owner can disable a trigger. After a
 -- restore (pg_restore loads the data before the triggers exist), core.reference_problems()
 -- re-checks every stored row, as VALIDATE CONSTRAINT would.
 

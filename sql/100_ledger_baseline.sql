@@ -18,7 +18,7 @@ BEGIN
   IF to_regclass('ledger.wetland_piece') IS NULL THEN
     RAISE EXCEPTION 'ledger.wetland_piece is missing: this database ran an earlier revision 0003'
       USING HINT = 'Recreate the derived tables (core data is kept): alembic -x url=<URL> '
-                   'downgrade 0002, then rulem-db db migrate; or start from a new database.';
+                   'downgrade 0001, then rulem-db db migrate; or start from a new database.';
   END IF;
 END $$;
 
