@@ -114,7 +114,9 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
       AND (p_permit_ids IS NULL OR ps.permit_id = ANY (p_permit_ids))
   ), ranked AS (
     -- the worst evaluation of each permit and check: a failure first, then a case not
-    -- evaluated, then by the measure
+    -- evaluated, then by the measure; among equals the first feature, parcel and message,
+    -- so that the outcome does not hang on the order the rows were stored or joined in (a
+    -- permit evaluated alone says what a plan-wide run says)
     SELECT DISTINCT ON (ev.permit_id, ev.paragraph, ev.check_code) ev.*,
            count(*) OVER w AS n, count(*) FILTER (WHERE NOT ev.passed) OVER w AS n_fail,
            count(*) FILTER (WHERE ev.passed IS NULL) OVER w AS n_unknown
@@ -124,7 +126,8 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
     ORDER BY ev.permit_id, ev.paragraph, ev.check_code,
              CASE WHEN NOT ev.passed THEN 0 WHEN ev.passed IS NULL THEN 1 ELSE 2 END,
              CASE c.worse WHEN 'higher' THEN -ev.measured_value
-                          WHEN 'lower' THEN ev.measured_value END NULLS FIRST
+                          WHEN 'lower' THEN ev.measured_value END NULLS FIRST,
+             ev.feature_id NULLS FIRST, ev.parcel_id NULLS FIRST, ev.message
   )
   INSERT INTO checks.outcome (run_id, plan_area_id, permit_id, paragraph, check_code,
                               outcome, measured_value, limit_value, unit, evaluated_count,
