@@ -5,7 +5,9 @@ per-permit outcome of every check: defined here, created by their own Alembic re
 Why four tables and not one: a finding is a failure with a place on the map, but staff also
 need to see that a check passed or did not apply to a permit (`pub.permit_compliance`), and
 both must be traceable to the run that produced them. Runs are kept, so "what changed since
-last night" is a comparison of two runs. The check functions themselves live in sql/200-299.
+last night" is a comparison of two runs. The check functions themselves live in sql/200-299;
+each check file registers its checks in `checks.rule_check` (which function evaluates them,
+revision 0021), and the runner calls what the catalogue names.
 """
 
 from __future__ import annotations
@@ -99,10 +101,37 @@ def define(md: sa.MetaData, srid: int) -> None:
                   comment="Which measured values are worse: higher, lower, or flag (yes/no)."),
         sa.Column("sort_order", sa.Integer, nullable=False,
                   comment="Order of the check in reports (the rule's order)."),
+        # Registration (revision 0021): each check file upserts its own rows (sql/200 says
+        # how), and the runner (sql/280) calls the functions the current rows name, so a new
+        # check is its file and nothing else. Rows are retired, never deleted: past findings
+        # and outcomes reference them.
+        sa.Column("evaluated_by", sa.Text,
+                  comment="Function that evaluates the check (schema.name), called as "
+                          "f(plan_area_id integer, permit_id bigint) and returning "
+                          "checks.evaluation rows; the runner calls every function a current "
+                          "row names. NULL: no SQL file ever registered the row (before "
+                          "revision 0021)."),
+        sa.Column("defined_in", sa.Text,
+                  comment="SQL file that registers the check beside its function, e.g. "
+                          "250_check_buffer_width.sql."),
+        sa.Column("district_cases", sa.Boolean, nullable=False, server_default=sa.text("false"),
+                  comment="The check also evaluates cases of no permit (District projects, "
+                          "the plan area as a whole): a run that re-evaluates those calls its "
+                          "function plan-wide."),
+        sa.Column("not_applicable_when", sa.Text,
+                  comment="When a permit has nothing to check (outcome not_applicable)."),
+        sa.Column("registered_at", sa.DateTime(timezone=True), server_default=sa.text("now()"),
+                  comment="When a migration last registered it (the transaction that applied "
+                          "its file)."),
+        sa.Column("retired_at", sa.DateTime(timezone=True),
+                  comment="When its file stopped registering it or its function was gone; "
+                          "NULL: current. A retired check is not run and gets no outcome; the "
+                          "row stays, for the findings and outcomes of past runs."),
         sa.CheckConstraint(f"severity IN ({_codes(SEVERITIES)})", name="severity_code"),
         sa.CheckConstraint(f"worse IN ({_codes(WORSE)})", name="worse_code"),
         schema="checks",
-        comment="Catalogue of the Rule M checks (seeded by sql/200_check_catalogue.sql).",
+        comment="Catalogue of the Rule M checks: each row registered by the SQL file that "
+                "defines its function (sql/210-279).",
     )
     sa.Table(
         "run", md,
