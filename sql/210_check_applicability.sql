@@ -204,3 +204,27 @@ REVOKE ALL ON FUNCTION pub.screen_footprint(text, geometry, geometry, boolean, d
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pub.screen_footprint(text, geometry, geometry, boolean, date)
   TO rulem_staff, rulem_gis, rulem_etl;
+
+-- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
+-- runner (sql/280) calls every function a current row names.
+INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                               unit, sort_order, title, measure, not_applicable_when)
+VALUES
+  ('2(a)', 'applicability', 'checks.check_applicability',
+   '210_check_applicability.sql', 'warning', 'lower', 'triggers', 10,
+   'A Rule M permit is required for (i) fill, excavation or drainage of CWMP wetland, (ii) more '
+   'than impervious_trigger_sqft of new impervious surface in the CWMP area, or (iii) grading '
+   'that alters runoff into a CWMP wetland.',
+   'Number of the three 2(a) triggers the permit meets: (i) impact on the baseline wetland inside '
+   'the CWMP area of at least area_tolerance_m2; (ii) proposed impervious surface in the CWMP '
+   'area, overlaps counted once, of more than impervious_trigger_sqft; (iii) grading flagged '
+   'alters_runoff_to_wetland inside the CWMP area. Fails at zero: the permit is not a Rule M '
+   'permit.',
+   'Never.')
+ON CONFLICT (paragraph, check_code) DO UPDATE SET
+  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
+  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
+  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
+  title = EXCLUDED.title, measure = EXCLUDED.measure,
+  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+SELECT checks.finish_registration('210_check_applicability.sql');

@@ -158,3 +158,48 @@ GRANT EXECUTE ON FUNCTION checks.check_delineation(integer, bigint),
   checks.site_wetland(integer, bigint), checks.check_wetland_records(integer, bigint),
   checks.check_ditch_determination(integer, bigint),
   checks.check_vegetation_plan(integer, bigint) TO rulem_etl;
+
+-- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
+-- runner (sql/280) calls every function a current row names.
+INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                               unit, sort_order, title, measure, not_applicable_when)
+VALUES
+  ('3(e)', 'delineation_approved', 'checks.check_delineation',
+   '220_check_submittals.sql', 'error', 'higher', 'acres', 20,
+   'The application includes a wetland delineation, reviewed by the TEP and approved.',
+   'Acres of the permit''s parcels outside the study areas of delineations approved on or before '
+   'the baseline date with a TEP review date (tep_reviewed_on); fails above zero, and when no '
+   'parcel of the permit is in the parcel layer.',
+   'Never.'),
+  ('3(e)', 'type_determination', 'checks.check_wetland_records',
+   '220_check_submittals.sql', 'error', 'higher', 'wetlands', 21,
+   'Every delineated wetland on the site has a wetland type determination.',
+   'Wetlands of the baseline layer on the permit''s parcels without a Circular 39 type '
+   '(circular39_type); fails above zero.',
+   'No wetland on the parcels.'),
+  ('3(e)', 'functional_assessment', 'checks.check_wetland_records',
+   '220_check_submittals.sql', 'error', 'higher', 'wetlands', 22,
+   'Every delineated wetland on the site has a functional assessment (MnRAM or approved).',
+   'Wetlands of the baseline layer on the permit''s parcels with no current functional '
+   'assessment; fails above zero.',
+   'No wetland on the parcels.'),
+  ('3(f)', 'ditch_determination', 'checks.check_ditch_determination',
+   '220_check_submittals.sql', 'error', 'higher', 'missing', 23,
+   'The application includes an on-site determination of the existence and location of all '
+   'ditches.',
+   'Missing determinations: 1 when neither the permit''s ditch_determined_on nor a ditch '
+   'determined for the permit is on record, plus each ditch crossing the permit''s parcels with '
+   'no determination date (determined_on); fails above zero.',
+   'Never.'),
+  ('6(d)', 'vegetation_plan', 'checks.check_vegetation_plan',
+   '220_check_submittals.sql', 'error', 'higher', 'missing', 55,
+   'The application includes a buffer vegetation management plan approved by the District.',
+   'Missing approval date (permit.vegetation_plan_on) of a permit with a buffer; fails above zero.',
+   'No buffer.')
+ON CONFLICT (paragraph, check_code) DO UPDATE SET
+  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
+  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
+  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
+  title = EXCLUDED.title, measure = EXCLUDED.measure,
+  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+SELECT checks.finish_registration('220_check_submittals.sql');

@@ -149,3 +149,68 @@ COMMENT ON FUNCTION checks.check_infiltration_soils(integer, bigint) IS
 
 GRANT EXECUTE ON FUNCTION checks.check_stormwater(integer, bigint),
   checks.check_infiltration_soils(integer, bigint) TO rulem_etl;
+
+-- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
+-- runner (sql/280) calls every function a current row names.
+INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                               unit, sort_order, title, measure, not_applicable_when)
+VALUES
+  ('5(c)', 'stormwater_subwatersheds', 'checks.check_stormwater',
+   '232_check_stormwater.sql', 'error', 'lower', 'subwatersheds', 30,
+   'Water quality BMPs are sized per subwatershed for subdivision, grading or new impervious '
+   'surface.',
+   'Subwatersheds of a permit that subdivides, grades or proposes impervious surface; fails at '
+   'zero.',
+   'The permit neither subdivides, grades nor proposes impervious surface.'),
+  ('5(c)(i)', 'land_cover_coverage', 'checks.check_stormwater',
+   '232_check_stormwater.sql', 'error', 'higher', 'acres', 30,
+   'The proposed land cover covers the tributary area of each subwatershed, so its runoff (the '
+   'volume required by 5(c)(i)) can be computed.',
+   'Acres of each subwatershed with no land cover of the permit, with the polygon (slivers under '
+   'area_tolerance_m2 do not count); fails above zero, and the subwatershed''s volume checks are '
+   'then not evaluated.',
+   'No subwatershed.'),
+  ('5(c)(ii)', 'infiltration_volume', 'checks.check_stormwater',
+   '232_check_stormwater.sql', 'error', 'lower', 'ft3', 31,
+   'In A/B soils, infiltration (with at most pretreatment_max_share of it by pretreatment) '
+   'retains the runoff of the design storm.',
+   'Infiltration volume plus pretreatment volume up to pretreatment_max_share x the share base '
+   '(stormwater_share_base: V, or V_AB), against V_AB (TR-55 runoff of the A/B pieces of the '
+   'subwatershed); fails below it, and is not evaluated where land cover is missing.',
+   'V_AB = 0.'),
+  ('5(c)(ii)', 'pretreatment', 'checks.check_stormwater',
+   '232_check_stormwater.sql', 'error', 'lower', 'ft3', 32,
+   'Runoff from impervious surfaces other than rooftops is pretreated before infiltration.',
+   'Pretreatment volume of a subwatershed with impervious cover and an infiltration BMP that does '
+   'not treat rooftop runoff only (not roof_runoff_only); fails at zero.',
+   'No such BMP, or no impervious cover.'),
+  ('5(c)(ii)', 'infiltration_soils', 'checks.check_infiltration_soils',
+   '232_check_stormwater.sql', 'error', 'higher', 'acres', 33,
+   'Infiltration BMPs are placed in A/B hydrologic soil groups.',
+   'Acres of each infiltration BMP not on A/B soil free of high groundwater and contamination (on '
+   'C, D or dual-group soil, high groundwater, contaminated soil or no mapped soil); fails above '
+   'zero.',
+   'No infiltration BMP.'),
+  ('5(c)(iii)', 'biofiltration_share', 'checks.check_stormwater',
+   '232_check_stormwater.sql', 'error', 'lower', 'ft3', 34,
+   'Where infiltration is not suited, biofiltration provides at least biofiltration_min_share of '
+   'the volume.',
+   'Biofiltration volume against biofiltration_min_share x the share base (stormwater_share_base: '
+   'V, the volume required by 5(c)(i), or V_CD); fails below it, and is not evaluated where land '
+   'cover is missing.',
+   'V_CD = 0.'),
+  ('5(c)(iii)', 'cd_volume', 'checks.check_stormwater',
+   '232_check_stormwater.sql', 'error', 'lower', 'ft3', 35,
+   'Where infiltration is not suited, biofiltration plus NURP wet ponds retain the runoff of the '
+   'design storm.',
+   'Biofiltration plus wet pond volume against V_CD (TR-55 runoff of the C/D, high groundwater or '
+   'contaminated pieces of the subwatershed); fails below it, and is not evaluated where land '
+   'cover is missing.',
+   'V_CD = 0.')
+ON CONFLICT (paragraph, check_code) DO UPDATE SET
+  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
+  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
+  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
+  title = EXCLUDED.title, measure = EXCLUDED.measure,
+  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+SELECT checks.finish_registration('232_check_stormwater.sql');

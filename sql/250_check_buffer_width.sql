@@ -84,3 +84,29 @@ COMMENT ON FUNCTION checks.check_buffer_width(integer, bigint) IS
 GRANT EXECUTE ON FUNCTION
   checks.buffer_deficit(geometry, geometry, geometry, geometry, numeric, numeric),
   checks.check_buffer_width(integer, bigint) TO rulem_etl;
+
+-- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
+-- runner (sql/280) calls every function a current row names.
+INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                               unit, sort_order, title, measure, not_applicable_when)
+VALUES
+  ('6(c)', 'buffer_min_width', 'checks.check_buffer_width',
+   '250_check_buffer_width.sql', 'error', 'lower', 'ft', 53,
+   'The buffer is at least buffer_min_width_ft wide at all points.',
+   'Smallest transect width along the protected edge (inside the effective buffer = buffer - '
+   'trails - wetland, out to the buffer''s outer edge), against buffer_min_width_ft; fails below '
+   'it, with the deficit polygons.',
+   'No protected edge.'),
+  ('6(c)', 'buffer_avg_width', 'checks.check_buffer_width',
+   '250_check_buffer_width.sql', 'error', 'lower', 'ft', 54,
+   'The buffer averages at least buffer_avg_width_ft in width.',
+   'Mean transect width along the protected edge (transects equally spaced, so the mean is '
+   'length-weighted), against buffer_avg_width_ft; fails below it, with the deficit polygons.',
+   'No protected edge.')
+ON CONFLICT (paragraph, check_code) DO UPDATE SET
+  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
+  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
+  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
+  title = EXCLUDED.title, measure = EXCLUDED.measure,
+  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+SELECT checks.finish_registration('250_check_buffer_width.sql');

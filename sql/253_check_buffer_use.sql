@@ -125,3 +125,37 @@ COMMENT ON FUNCTION checks.check_trail_width(integer, bigint) IS
 GRANT EXECUTE ON FUNCTION checks.check_buffer_encroachment(integer, bigint),
   checks.check_infiltration_in_buffer(integer, bigint),
   checks.check_trail_width(integer, bigint) TO rulem_etl;
+
+-- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
+-- runner (sql/280) calls every function a current row names.
+INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                               unit, sort_order, title, measure, not_applicable_when)
+VALUES
+  ('6(f)', 'buffer_encroachment', 'checks.check_buffer_encroachment',
+   '253_check_buffer_use.sql', 'error', 'higher', 'acres', 57,
+   'No structure or impervious surface is placed within the buffer, except 6(f)(i)-(ii) '
+   'exceptions on record.',
+   'Acres of each impervious surface, structure or stormwater BMP other than an infiltration '
+   'feature (wet pond, biofiltration, pretreatment) of the permit inside any buffer, with the '
+   'part inside as polygon; fails above zero. Structures with a suspended_6fi or '
+   'public_utility_6fii exception are not looked at.',
+   'No impervious surface, no structure, no such BMP.'),
+  ('6(f)(iii)', 'infiltration_in_buffer', 'checks.check_infiltration_in_buffer',
+   '253_check_buffer_use.sql', 'error', 'lower', 'ft', 58,
+   'Infiltration features are not within the minimum buffer width of the wetland.',
+   'Distance from each infiltration BMP of the permit to the central wetland, against '
+   'infiltration_min_offset_ft; fails below it.',
+   'No infiltration BMP, or no central wetland near.'),
+  ('6(f)(iv)', 'trail_width', 'checks.check_trail_width',
+   '253_check_buffer_use.sql', 'error', 'higher', 'ft', 59,
+   'A trail a buffer encloses is no more than trail_max_width_ft wide.',
+   'Recorded width of each trail inside a buffer (estimated as 2 x area / perimeter when not '
+   'recorded), against trail_max_width_ft; fails above it.',
+   'No trail in a buffer.')
+ON CONFLICT (paragraph, check_code) DO UPDATE SET
+  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
+  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
+  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
+  title = EXCLUDED.title, measure = EXCLUDED.measure,
+  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+SELECT checks.finish_registration('253_check_buffer_use.sql');

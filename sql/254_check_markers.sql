@@ -197,3 +197,30 @@ GRANT EXECUTE ON FUNCTION checks.marker_plan(integer, bigint),
   checks.marker_site(integer, bigint),
   checks.check_marker_lot_line(integer, bigint),
   checks.check_marker_gap(integer, bigint) TO rulem_etl;
+
+-- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
+-- runner (sql/280) calls every function a current row names.
+INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                               unit, sort_order, title, measure, not_applicable_when)
+VALUES
+  ('6(b)', 'marker_lot_line', 'checks.check_marker_lot_line',
+   '254_check_markers.sql', 'error', 'higher', 'ft', 51,
+   'A buffer marker stands at each lot line crossing the buffer''s upland edge.',
+   'Distance from each lot-line crossing of the upland edge to the nearest counted marker, '
+   'against marker_tolerance_ft; fails above it or with no marker. On public land with an '
+   'approved vegetation plan, one passing evaluation instead.',
+   'The permit has no buffer.'),
+  ('6(b)', 'marker_gap', 'checks.check_marker_gap',
+   '254_check_markers.sql', 'error', 'higher', 'ft', 52,
+   'Buffer markers stand along the upland edge at intervals of no more than marker_max_spacing_ft.',
+   'Length along the upland edge between consecutive markers (and from an edge''s end to its '
+   'first marker), against marker_max_spacing_ft; fails above it. On public land with an approved '
+   'vegetation plan, one passing evaluation instead.',
+   'The permit has no buffer.')
+ON CONFLICT (paragraph, check_code) DO UPDATE SET
+  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
+  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
+  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
+  title = EXCLUDED.title, measure = EXCLUDED.measure,
+  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+SELECT checks.finish_registration('254_check_markers.sql');

@@ -157,3 +157,48 @@ COMMENT ON FUNCTION checks.check_replacement(integer, bigint) IS
 
 GRANT EXECUTE ON FUNCTION checks.heritage_ranked(integer, date, text, geometry),
   checks.check_replacement(integer, bigint) TO rulem_etl;
+
+-- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
+-- runner (sql/280) calls every function a current row names.
+INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                               unit, sort_order, district_cases, title, measure,
+                               not_applicable_when)
+VALUES
+  ('7(c)(i)', 'heritage_wetland_impact', 'checks.check_replacement',
+   '260_check_replacement.sql', 'error', 'higher', 'acres', 70, true,
+   'No wetland community of Natural Heritage rank heritage_threshold or better is disturbed.',
+   'Acres of each disturbing feature (impact, structure, grading, wetland replacement; District '
+   'projects'' replacement too) inside a heritage wetland community ranked heritage_threshold or '
+   'better, with the disturbed polygon; fails above zero.',
+   'None of those features.'),
+  ('7(c)(ii)', 'heritage_upland_excavation', 'checks.check_replacement',
+   '260_check_replacement.sql', 'error', 'higher', 'acres', 71, true,
+   'Upland of Natural Heritage rank heritage_threshold or better is not excavated for replacement.',
+   'Acres of each wetland replacement (District projects'' too) inside a heritage upland '
+   'community ranked heritage_threshold or better; fails above zero.',
+   'No wetland replacement.'),
+  ('7(c)', 'replacement_outside_plan_area', 'checks.check_replacement',
+   '260_check_replacement.sql', 'error', 'higher', 'acres', 72, true,
+   'Replacement lies within the CWMP area.',
+   'Acres of each replacement feature (any component; District projects'' too) outside the CWMP '
+   'area; fails above zero.',
+   'No replacement.'),
+  ('7(c)', 'replacement_outside_figure5', 'checks.check_replacement',
+   '260_check_replacement.sql', 'warning', 'higher', 'acres', 73, true,
+   'Replacement location conforms to CWMP Map Figure 5.',
+   'Acres of each wetland replacement (District projects'' too) outside every Figure 5 area; '
+   'fails above zero.',
+   'No wetland replacement.'),
+  ('7(c)', 'replacement_type_figure5', 'checks.check_replacement',
+   '260_check_replacement.sql', 'warning', 'higher', 'acres', 74, true,
+   'Replacement type conforms to CWMP Map Figure 5.',
+   'Acres of each wetland replacement (District projects'' too) with a planned type inside a '
+   'Figure 5 area planned for another type; fails above zero.',
+   'No wetland replacement with a planned type.')
+ON CONFLICT (paragraph, check_code) DO UPDATE SET
+  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
+  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
+  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
+  title = EXCLUDED.title, measure = EXCLUDED.measure,
+  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+SELECT checks.finish_registration('260_check_replacement.sql');

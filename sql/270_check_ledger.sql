@@ -177,3 +177,43 @@ COMMENT ON FUNCTION checks.check_impact_drawn(integer, bigint) IS
 GRANT EXECUTE ON FUNCTION checks.pending_statuses(integer, date),
   checks.check_balance(integer, bigint), checks.check_credit_overlap(integer, bigint),
   checks.check_impact_drawn(integer, bigint) TO rulem_etl;
+
+-- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
+-- runner (sql/280) calls every function a current row names.
+INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                               unit, sort_order, district_cases, title, measure,
+                               not_applicable_when)
+VALUES
+  ('7(b)', 'replacement_deficit', 'checks.check_balance',
+   '270_check_ledger.sql', 'error', 'higher', 'acres', 65, true,
+   'Wetland impact is replaced at one acre of replacement wetland for each acre of impact: an '
+   'approved permit''s counted credit (with transfers) covers its required replacement; so does '
+   'the plan area''s.',
+   'Per approved or expired permit, and for the plan area (no permit), acres of required '
+   'replacement not covered by counted credit with transfers, from the posted ledger''s published '
+   'figures; fails above zero (a warning when pending, proposed or constructed, credit would '
+   'cover them).',
+   'The permit is undecided.'),
+  ('7(b)', 'credit_overlap', 'checks.check_credit_overlap',
+   '270_check_ledger.sql', 'error', 'higher', 'acres', 66, false,
+   'No acre of replacement is credited to two owners: ground an older claim holds earns the later '
+   'owner nothing.',
+   'Acres of each wetland replacement feature of the permit overlapping another owner''s wetland '
+   'replacement with an older claim (decision date, then entry order), with the polygon; fails '
+   'above zero (an error where the older ground is at a counted status, a warning where it is '
+   'pending).',
+   'No wetland replacement.'),
+  ('7(b)', 'impact_not_drawn', 'checks.check_impact_drawn',
+   '270_check_ledger.sql', 'error', 'higher', 'acres', 67, false,
+   'Every structure in wetland is recorded as wetland impact (7(g) allows the structure, it does '
+   'not excuse the replacement).',
+   'Acres of each structure (not suspended, 6(f)(i)) inside baseline CWMP wetland that no impact '
+   'polygon of the permit covers; fails above zero (the ledger counts them as fill all the same).',
+   'No structure in wetland.')
+ON CONFLICT (paragraph, check_code) DO UPDATE SET
+  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
+  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
+  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
+  title = EXCLUDED.title, measure = EXCLUDED.measure,
+  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+SELECT checks.finish_registration('270_check_ledger.sql');

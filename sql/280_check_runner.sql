@@ -7,42 +7,68 @@
 -- severity, and never counts as a pass: the outcome is fail when some case failed, else
 -- not_evaluated when some case could not be evaluated, else pass.
 
--- Every evaluation of every check. A new check is one more line here and rows in the
--- catalogue (200_check_catalogue).
+-- The checks a run evaluates: the catalogue's rows that a check file registers (sql/200:
+-- not retired) and whose function exists as the runner calls it. A check is its file alone:
+-- nothing here names one.
+CREATE OR REPLACE FUNCTION checks.current_checks()
+RETURNS SETOF checks.rule_check LANGUAGE sql STABLE AS $$
+  SELECT c.* FROM checks.rule_check c
+  WHERE c.retired_at IS NULL AND checks.evaluator(c.evaluated_by) IS NOT NULL
+$$;
+COMMENT ON FUNCTION checks.current_checks() IS
+  'The checks a run evaluates: catalogue rows not retired whose function (evaluated_by) '
+  'exists.';
+
+-- A row whose function is gone (its file was removed: re-applying sql/200 drops every check
+-- function) or that no file ever registered (a row from before revision 0021) is retired
+-- here, once every check file has registered its checks: kept for the findings of the past,
+-- never run again. (Removing a check from a file that stays retires it at once, sql/200.)
+UPDATE checks.rule_check c SET retired_at = now()
+WHERE c.retired_at IS NULL AND checks.evaluator(c.evaluated_by) IS NULL;
+
+-- The query that evaluates every current check: one SELECT per check function (in the rule's
+-- order of its first check), each called with the plan area ($1) and the permit ($2, NULL:
+-- every permit); with p_district only the functions that also evaluate cases without a
+-- permit, called plan-wide and kept to those cases. NULL when no check is registered.
+CREATE OR REPLACE FUNCTION checks.evaluation_query(p_district boolean DEFAULT false)
+RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT string_agg(format(CASE WHEN p_district
+                                THEN 'SELECT e.* FROM %s($1, NULL::bigint) e '
+                                     'WHERE e.permit_id IS NULL'
+                                ELSE 'SELECT * FROM %s($1, $2)' END, f.fn),
+                    E'\nUNION ALL ' ORDER BY f.first_sort, f.fn)
+  FROM (SELECT format('%I.%I', n.nspname, p.proname) AS fn, min(c.sort_order) AS first_sort
+        FROM checks.current_checks() c
+        JOIN pg_catalog.pg_proc p ON p.oid = checks.evaluator(c.evaluated_by)
+        JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+        WHERE c.district_cases OR NOT p_district
+        GROUP BY 1) f
+$$;
+COMMENT ON FUNCTION checks.evaluation_query(boolean) IS
+  'SQL that evaluates every current check for a plan area ($1) and permit ($2), built from '
+  'the catalogue; p_district: only the cases without a permit.';
+
+-- Every evaluation of every check, for a plan area (or one permit).
 CREATE OR REPLACE FUNCTION checks.all_evaluations(p_plan_area_id integer,
                                                   p_permit_id bigint DEFAULT NULL)
-RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
-  SELECT * FROM checks.check_applicability(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_delineation(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_wetland_records(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_ditch_determination(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_stormwater(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_infiltration_soils(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_hydroperiod(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_declarations(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_easement(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_marker_lot_line(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_marker_gap(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_buffer_width(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_vegetation_plan(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_buffer_encroachment(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_infiltration_in_buffer(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_trail_width(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_replacement(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_structures(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_balance(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_credit_overlap(p_plan_area_id, p_permit_id)
-  UNION ALL SELECT * FROM checks.check_impact_drawn(p_plan_area_id, p_permit_id)
-$$;
+RETURNS SETOF checks.evaluation LANGUAGE plpgsql STABLE SET jit = off AS $$
+DECLARE
+  q text := checks.evaluation_query();
+BEGIN
+  IF q IS NOT NULL THEN
+    RETURN QUERY EXECUTE q USING p_plan_area_id, p_permit_id;
+  END IF;
+END $$;
 COMMENT ON FUNCTION checks.all_evaluations(integer, bigint) IS
   'Every evaluation of every Rule M check for a plan area (or one permit).';
 
 -- A run in three steps, shared by the full run (below) and the incremental run (sql/285):
 -- evaluate some permits into a temporary table, record their findings and outcomes, close.
 
--- Evaluate every check for some permits (NULL: every permit, and the District projects) into
--- pg_temp.check_evaluation; p_district adds the District projects' evaluations when permits
--- are named. The five buffer checks start from the same sites: computed once here into
+-- Evaluate every current check (checks.evaluation_query) for some permits (NULL: every
+-- permit, and the District projects) into pg_temp.check_evaluation; p_district adds the
+-- evaluations without a permit (District projects, the plan area) when permits are named.
+-- The five buffer checks start from the same sites: computed once here into
 -- checks.buffer_site_cache under this transaction's id (checks.buffer_site reads them from
 -- there) and deleted again before the function returns.
 CREATE OR REPLACE FUNCTION checks.evaluate(p_plan_area_id integer, p_permit_ids bigint[],
@@ -52,6 +78,9 @@ DECLARE
   pid bigint;
   n integer;
   v_xact bigint := pg_current_xact_id()::text::bigint;
+  -- the check functions, from the catalogue (NULL: none registered)
+  q_all text := 'INSERT INTO pg_temp.check_evaluation ' || checks.evaluation_query();
+  q_district text := 'INSERT INTO pg_temp.check_evaluation ' || checks.evaluation_query(true);
 BEGIN
   DROP TABLE IF EXISTS pg_temp.check_evaluation;
   CREATE TEMP TABLE check_evaluation (LIKE checks.evaluation) ON COMMIT DROP;
@@ -60,7 +89,9 @@ BEGIN
     INSERT INTO checks.buffer_site_cache (xact, plan_area_id, permit_id, baseline_on, parcels,
                                           edge, wetland, central, buffer, own_buffer, effective)
     SELECT v_xact, p_plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id) s;
-    INSERT INTO check_evaluation SELECT * FROM checks.all_evaluations(p_plan_area_id);
+    IF q_all IS NOT NULL THEN
+      EXECUTE q_all USING p_plan_area_id, NULL::bigint;
+    END IF;
   ELSE
     FOREACH pid IN ARRAY p_permit_ids LOOP
       INSERT INTO checks.buffer_site_cache (xact, plan_area_id, permit_id, baseline_on,
@@ -68,14 +99,15 @@ BEGIN
                                             own_buffer, effective)
       SELECT v_xact, p_plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id, pid) s;
     END LOOP;
-    FOREACH pid IN ARRAY p_permit_ids LOOP
-      INSERT INTO check_evaluation SELECT * FROM checks.all_evaluations(p_plan_area_id, pid);
-    END LOOP;
-    IF p_district THEN  -- District projects (the 7(c) checks) and the plan area (7(b))
-      INSERT INTO check_evaluation
-      SELECT * FROM checks.check_replacement(p_plan_area_id) e WHERE e.permit_id IS NULL
-      UNION ALL
-      SELECT * FROM checks.check_balance(p_plan_area_id) e WHERE e.permit_id IS NULL;
+    IF q_all IS NOT NULL THEN
+      FOREACH pid IN ARRAY p_permit_ids LOOP
+        EXECUTE q_all USING p_plan_area_id, pid;
+      END LOOP;
+    END IF;
+    IF p_district AND q_district IS NOT NULL THEN
+      -- District projects (the 7(c) checks) and the plan area (7(b)): the checks registered
+      -- with district_cases
+      EXECUTE q_district USING p_plan_area_id, NULL::bigint;
     END IF;
   END IF;
   DELETE FROM checks.buffer_site_cache c WHERE c.xact = v_xact;
@@ -87,8 +119,9 @@ COMMENT ON FUNCTION checks.evaluate(integer, bigint[], boolean) IS
   'projects) into the temporary table check_evaluation; returns the evaluations.';
 
 -- Record pg_temp.check_evaluation in run p_run_id: failures as findings, one outcome per
--- permit in scope (p_permit_ids, NULL: every permit the checks look at) and catalogue check,
--- with the worst evaluation; with p_district the District projects' findings too.
+-- permit in scope (p_permit_ids, NULL: every permit the checks look at) and current check
+-- (a retired one gets none), with the worst evaluation; with p_district the District
+-- projects' findings too.
 CREATE OR REPLACE FUNCTION checks.record_evaluations(p_run_id bigint, p_plan_area_id integer,
                                                      p_permit_ids bigint[],
                                                      p_district boolean)
@@ -137,7 +170,7 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
               WHEN r.n_unknown > 0 THEN 'not_evaluated' ELSE 'pass' END,
          r.measured_value, r.limit_value, coalesce(r.unit, c.unit), coalesce(r.n, 0),
          coalesce(r.n_fail + r.n_unknown, 0), r.message
-  FROM scope s CROSS JOIN checks.rule_check c
+  FROM scope s CROSS JOIN checks.current_checks() c
   LEFT JOIN ranked r ON r.permit_id = s.permit_id AND r.paragraph = c.paragraph
                     AND r.check_code = c.check_code;
 END $$;
@@ -218,11 +251,13 @@ COMMENT ON FUNCTION checks.run_checks(integer, bigint, jsonb) IS
   'Runs every Rule M check for a plan area (or one permit), records the run, its findings and '
   'an outcome per permit and check; returns the run id. p_why says why a full run was made.';
 
-REVOKE ALL ON FUNCTION checks.evaluate(integer, bigint[], boolean),
+REVOKE ALL ON FUNCTION checks.current_checks(), checks.evaluation_query(boolean),
+  checks.all_evaluations(integer, bigint), checks.evaluate(integer, bigint[], boolean),
   checks.record_evaluations(bigint, integer, bigint[], boolean), checks.finish_run(bigint),
   checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
   checks.run_checks(integer, bigint, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION checks.all_evaluations(integer, bigint),
+GRANT EXECUTE ON FUNCTION checks.current_checks(), checks.evaluation_query(boolean),
+  checks.all_evaluations(integer, bigint),
   checks.evaluate(integer, bigint[], boolean),
   checks.record_evaluations(bigint, integer, bigint[], boolean), checks.finish_run(bigint),
   checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
