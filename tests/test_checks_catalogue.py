@@ -1,10 +1,12 @@
 """Checks register themselves (issue 18): each check file puts its own rows in the catalogue,
 naming the function that evaluates them; the runner runs what the catalogue names and nothing
-else; a check that is no longer registered is retired, never deleted."""
+else; a check that is no longer registered is retired, never deleted; and the table of checks
+in docs/checks.md is what the catalogue gives."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -15,6 +17,7 @@ from checks_scenarios import (  # noqa: F401  (the fixtures)
     site_fixture,
 )
 
+from rulem_db.catalogue import checks_doc
 from rulem_db.paths import SQL_DIR
 
 # A check made up for the test: one failing case per permit and, with district cases, one
@@ -161,3 +164,24 @@ def test_a_check_whose_function_is_gone_is_retired_by_the_runner_file(site: Site
     assert retired.scalar_one()
     assert site.conn.execute(sa.text(
         "SELECT count(*) FROM checks.rule_check WHERE retired_at IS NOT NULL")).scalar() == 1
+
+
+def test_the_table_of_checks_in_docs_is_current(site: Site) -> None:
+    text = checks_doc.DEFAULT_PATH.read_text()
+    start, end = checks_doc.region(text)
+    assert text[start:end] == checks_doc.generate(site.conn), (
+        "the table of checks in docs/checks.md is not current: run `rulem-db docs` against a "
+        "freshly migrated database and commit the table")
+
+
+def test_only_the_region_between_the_markers_is_rewritten(site: Site, tmp_path: Path) -> None:
+    doc = tmp_path / "checks.md"
+    doc.write_text(f"# Prose\n\nby hand\n\n{checks_doc.BEGIN}\nstale\n{checks_doc.END}\n\nmore\n")
+    assert checks_doc.write(site.conn, doc)
+    text = doc.read_text()
+    assert text.startswith("# Prose\n\nby hand\n\n") and text.endswith("\n\nmore\n")
+    assert "| 6(c) | `buffer_min_width` | error |" in text and "stale" not in text
+    assert checks_doc.is_current(site.conn, doc) and not checks_doc.write(site.conn, doc)
+    doc.write_text("# no markers\n")
+    with pytest.raises(ValueError, match="markers"):
+        checks_doc.write(site.conn, doc)
