@@ -41,23 +41,11 @@ class ReconcileLocked(RuntimeError):
 
 
 def plan_area(url: str, code: str | None) -> PlanArea:
-    """The plan area by code; with no code, the only one in the database."""
+    """The plan area by code; with no code, the only one in the database (rulem_db.db.plan_area,
+    as for every command: a ValueError names the plan areas present)."""
     with dbmod.connect(url) as conn:
-        rows = conn.execute(sa.text(
-            "SELECT plan_area_id, code, name FROM core.plan_area ORDER BY plan_area_id")).all()
-    if code is not None:
-        for r in rows:
-            if r.code == code:
-                return PlanArea(r.plan_area_id, r.code, r.name)
-        known = ", ".join(r.code for r in rows) or "none"
-        raise ValueError(f"no plan area {code!r} in this database (known: {known})")
-    if len(rows) == 1:
-        r = rows[0]
-        return PlanArea(r.plan_area_id, r.code, r.name)
-    if not rows:
-        raise ValueError("the database has no plan area yet: run rulem-db db init")
-    raise ValueError("the database holds several plan areas: name one with --plan-area "
-                     f"({', '.join(r.code for r in rows)})")
+        r = dbmod.plan_area(conn, code)
+    return PlanArea(r.plan_area_id, r.code, r.name)
 
 
 def holder_message(plan: PlanArea, holder: sa.Row | None) -> str:

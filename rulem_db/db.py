@@ -1,8 +1,11 @@
-"""Connections and the migration step.
+"""Connections, the migration step, and which plan area a command works on.
 
 `migrate()` is the one way the schema changes: Alembic revisions for tables, then the numbered
 SQL files for functions, views and grants (see migrations/env.py). It is idempotent and runs
 in one transaction, so a failed migration leaves the database as it was.
+
+`plan_area()` answers "which plan area?" the same way for every command that takes
+--plan-area: the one named, else the database's only one.
 """
 
 from __future__ import annotations
@@ -161,3 +164,40 @@ def connect(url: str) -> Iterator[sa.Connection]:
     """A connection in a transaction that commits on success and rolls back on error."""
     with engine_for(url) as eng, eng.begin() as conn:
         yield conn
+
+
+class PlanAreaUnclear(ValueError):
+    """No plan area was named and the database does not hold exactly one, or the one named is
+    not in it. A ValueError, so the command line prints it as one line."""
+
+
+def plan_area(conn: sa.Connection, asked: str | None) -> sa.Row:
+    """The plan area (plan_area_id, code, name) a command works on: the one asked for, else the
+    database's only one; raises PlanAreaUnclear naming the plan areas present.
+
+    Why no default code: a database holds the plan areas it was given, and a code baked in here
+    (the demo's, say) would send a delivery to a plan area that is not the user's, or fail with
+    a message about a plan area they never heard of. With one plan area there is nothing to
+    choose; with several, guessing could load a file into the wrong plan.
+    """
+    rows = conn.execute(sa.text(
+        "SELECT plan_area_id, code, name FROM core.plan_area ORDER BY code")).all()
+    known = ", ".join(r.code for r in rows)
+    if asked is not None:
+        for r in rows:
+            if r.code == asked:
+                return r
+        raise PlanAreaUnclear(f"no plan area {asked!r} in this database (known: "
+                              f"{known or 'none'})")
+    if len(rows) == 1:
+        return rows[0]
+    if not rows:
+        raise PlanAreaUnclear("the database holds no plan area yet: create one with "
+                              "rulem-db db init --plan-area CODE --plan-name NAME")
+    raise PlanAreaUnclear(f"the database holds several plan areas ({known}): name one with "
+                          "--plan-area CODE")
+
+
+def plan_area_code(conn: sa.Connection, asked: str | None) -> str:
+    """The code of `plan_area(conn, asked)`, for callers that go by code."""
+    return plan_area(conn, asked).code

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--year {args.year} is not a calendar year")
     url = config.database_url(args.db)
     with dbmod.connect(url) as conn:
-        code = args.plan_area or _only_plan_area(conn)
+        code = dbmod.plan_area_code(conn, args.plan_area)
         statement = read_statement(conn, code, args.year, args.tz)
     files = write_statement(statement, args.out)
     columns = ("line", "debit_acres", "credit_acres", "memo_acres", "balance_acres",
@@ -49,15 +49,3 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "table":
         print(f"\nwritten: {files.html}\n         {files.csv}\n         {files.entries_csv}")
     return 0
-
-
-def _only_plan_area(conn) -> str:
-    import sqlalchemy as sa
-
-    codes = list(conn.execute(sa.text("SELECT code FROM core.plan_area ORDER BY code")).scalars())
-    if len(codes) == 1:
-        return codes[0]
-    if not codes:
-        raise ValueError("the database has no plan area yet: run rulem-db db init")
-    raise ValueError(f"the database holds several plan areas: name one with --plan-area "
-                     f"({', '.join(codes)})")
