@@ -95,10 +95,11 @@ def ingest(url: str, layer: str, path: Path | str, *, crs: str | None = None,
            mapping: Path | str | None = None, permit: str | None = None,
            study_area: Path | str | None = None, skip_bad_features: bool = False,
            delineation: str | None = None, records: bool = False,
-           source_layer: str | None = None, plan_area: str = db.DEMO_PLAN_AREA[0],
+           source_layer: str | None = None, plan_area: str | None = None,
            progress: Progress | None = None) -> IngestResult:
     """Ingest the file at path into layer (see the module doc); raises IngestRefused with every
-    problem, or IngestError, leaving the database as it was."""
+    problem, or IngestError, leaving the database as it was. plan_area is a code; without one
+    the file goes to the database's only plan area, and is refused if it holds none or several."""
     return _Ingest(url, layer, Path(path), crs=crs,
                    mapping=None if mapping is None else Path(mapping), permit=permit,
                    study_area=None if study_area is None else Path(study_area),
@@ -113,7 +114,7 @@ class _Ingest:
     def __init__(self, url: str, layer: str, path: Path, *, crs: str | None,
                  mapping: Path | None, permit: str | None, study_area: Path | None, skip: bool,
                  delineation: str | None, records: bool, source_layer: str | None,
-                 plan_area: str, progress: Progress) -> None:
+                 plan_area: str | None, progress: Progress) -> None:
         self.url, self.path, self.crs_given, self.permit = url, path, crs, permit
         self.study_area, self.skip, self.records = study_area, skip, records
         self.delineation_no, self.plan_area, self.progress = delineation, plan_area, progress
@@ -248,12 +249,10 @@ class _Ingest:
     def _in_transaction(self, conn: sa.Connection, src: Source, plans: list[ColumnPlan],
                         sha: str) -> IngestResult:
         work_srid = conn.execute(sa.text("SELECT ops.working_srid()")).scalar_one()
-        plan_area_id = conn.execute(sa.text(
-            "SELECT plan_area_id FROM core.plan_area WHERE code = :c"),
-            {"c": self.plan_area}).scalar()
-        if plan_area_id is None:
-            raise refuse(self.file, f"no plan area {self.plan_area!r} in this database; "
-                         "create it with rulem-db db init --plan-area")
+        try:
+            plan_area_id = db.plan_area(conn, self.plan_area).plan_area_id
+        except db.PlanAreaUnclear as exc:
+            raise refuse(self.file, str(exc)) from None
         for name in sorted({self.layer.name, self.target.name}):
             with reporting_wait(conn, f"the ingest lock of layer {name} (another ingest of it)"):
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext('rulem-ingest'), "

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from rulem_cli.output import add_format_option, emit
 from rulem_db import config
-from rulem_db import db as dbmod
 from rulem_db.catalogue.layers import BY_NAME
 
 
@@ -51,8 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--skip-bad-features", action="store_true",
                    help="load the good features and list the bad ones in the batch record, "
                         "instead of refusing the file")
-    p.add_argument("--plan-area", default=dbmod.DEMO_PLAN_AREA[0],
-                   help="plan area code (default: %(default)s)")
+    p.add_argument("--plan-area", metavar="CODE", default=None,
+                   help="plan area code (default: the only one in the database)")
     add_format_option(p)
     p.set_defaults(func=run)
 
