@@ -22,6 +22,7 @@ import time
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+from demo import DEMO_PLAN_AREA
 from rulem_db import db
 from rulem_db.local import cluster
 
@@ -174,7 +175,7 @@ def main() -> None:
         c.execute(sa.text(f"CREATE DATABASE {DBNAME}"))
     url = admin.set(database=DBNAME).render_as_string(hide_password=False)
     try:
-        db.migrate(url, srid=26915, plan_area=db.DEMO_PLAN_AREA)
+        db.migrate(url, srid=26915, plan_area=DEMO_PLAN_AREA)
         eng = db.engine(url)
         started = time.perf_counter()
         with eng.begin() as conn:

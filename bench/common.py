@@ -36,6 +36,7 @@ import psycopg2  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
+from demo import DEMO_PLAN_AREA  # noqa: E402
 from rulem_db import db  # noqa: E402
 
 PREFIX = "rulem_bench_run"
@@ -214,7 +215,7 @@ def empty_database(name: str) -> str:
     if _comment(template) != key:
         work = f"{PREFIX}_empty_work"
         url = create_database(work)
-        db.migrate(url, srid=SRID, plan_area=db.DEMO_PLAN_AREA)
+        db.migrate(url, srid=SRID, plan_area=DEMO_PLAN_AREA)
         _keep_as_template(work, template, key)
         drop_database(work)
     return create_database(name, template)

@@ -36,6 +36,7 @@ import shapely  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 
 from bench.recompute import anoka_outline  # noqa: E402
+from demo import DEMO_PLAN_AREA  # noqa: E402
 from rulem_db import db  # noqa: E402
 
 ORIGIN = (480_000.0, 4_998_000.0)  # EPSG:26915: a 9.5 km square inside Anoka County (500 m in)
@@ -86,7 +87,7 @@ def fresh_database(admin_url: str, name: str) -> str:
         conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
     eng.dispose()
     url = base.set(database=name).render_as_string(hide_password=False)
-    db.migrate(url, srid=26915, plan_area=db.DEMO_PLAN_AREA)
+    db.migrate(url, srid=26915, plan_area=DEMO_PLAN_AREA)
     add_plan_boundary(url)
     return url
 

@@ -31,6 +31,7 @@ from sqlalchemy.engine import make_url
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from demo import DEMO_PLAN_AREA  # noqa: E402
 from rulem_db import db  # noqa: E402
 from rulem_db.reports.export import _run_ogr2ogr  # noqa: E402
 
@@ -84,7 +85,7 @@ def main() -> int:
         conn.execute(sa.text(f"CREATE DATABASE {name}"))
     url = admin.set(database=name).render_as_string(hide_password=False)
     try:
-        db.migrate(url, srid=26915, plan_area=db.DEMO_PLAN_AREA)
+        db.migrate(url, srid=26915, plan_area=DEMO_PLAN_AREA)
         side = math.ceil(math.sqrt(args.parcels))
         eng = db.engine(url)
         start = time.perf_counter()

@@ -50,6 +50,7 @@ import shapely
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+from demo import DEMO_PLAN_AREA
 from rulem_db import db, ledger
 from rulem_db.ledger.watch import LedgerWatch, WatchEvent
 from rulem_db.local import cluster
@@ -326,7 +327,7 @@ def prepare(seed: float, fresh: bool) -> dict[str, int] | None:
                 return None
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{SOURCE}" WITH (FORCE)'))
             conn.execute(sa.text(f'CREATE DATABASE "{DBNAME}"'))
-        db.migrate(_url(DBNAME), srid=26915, plan_area=db.DEMO_PLAN_AREA)
+        db.migrate(_url(DBNAME), srid=26915, plan_area=DEMO_PLAN_AREA)
         counts = generate(_url(DBNAME), seed)
         with eng.connect() as conn:
             conn.execute(sa.text(f'CREATE DATABASE "{SOURCE}" TEMPLATE "{DBNAME}"'))

@@ -19,14 +19,14 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from demo import DEMO_PLAN_AREA
 from etl.ingest import IngestResult, ingest
-from rulem_db import db
 
 Say = Callable[[str], None]
 
 
 def load_demo(url: str, directory: Path, progress: Say | None = None,
-              plan_area: str = db.DEMO_PLAN_AREA[0]) -> list[IngestResult]:
+              plan_area: str = DEMO_PLAN_AREA[0]) -> list[IngestResult]:
     """Ingest every file of the demo in directory (its manifest.json gives the order)."""
     say = progress or (lambda message: None)
     directory = Path(directory)

@@ -21,8 +21,6 @@ from alembic.config import Config
 from rulem_db.catalogue import hardening
 from rulem_db.paths import ALEMBIC_INI, MIGRATIONS_DIR
 
-DEMO_PLAN_AREA = ("acd-53-62", "Anoka County Ditch 53-62 CWMP")
-
 # Engines kept for the duration of a `reusing_connections` block, by URL.
 _SHARED: contextvars.ContextVar[dict[str, sa.Engine] | None] = contextvars.ContextVar(
     "rulem_db_shared_engines", default=None)

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from pytest_postgresql.janitor import DatabaseJanitor
 from sqlalchemy.engine import URL, make_url
 
+from demo import DEMO_PLAN_AREA
 from rulem_db import db
 from rulem_db.paths import shared_dir
 
@@ -52,7 +53,7 @@ def template_db(admin_url: URL) -> Iterator[str]:
     janitor.init()
     url = admin_url.set(database=name).render_as_string(hide_password=False)
     try:
-        db.migrate(url, srid=26915, plan_area=db.DEMO_PLAN_AREA)
+        db.migrate(url, srid=26915, plan_area=DEMO_PLAN_AREA)
         yield name
     finally:
         janitor.drop()

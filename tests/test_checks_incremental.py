@@ -217,11 +217,12 @@ def test_a_local_layer_rechecks_only_the_permits_within_reach(engine, layer) -> 
 def test_statements_that_change_no_row_are_not_changes(db_url, engine) -> None:
     """`rulem-db db migrate` seeds the parameters with INSERT ... ON CONFLICT DO NOTHING on
     every run; such a statement writes nothing and must not force a full check run."""
+    from demo import DEMO_PLAN_AREA
     from rulem_db import db
 
     _plan(engine)
     base = _full(engine)
-    db.migrate(db_url, plan_area=db.DEMO_PLAN_AREA)
+    db.migrate(db_url, plan_area=DEMO_PLAN_AREA)
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE core.soil SET contaminated = true WHERE false"))
     assert _since(engine, base) == base

@@ -9,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 from ingest_helpers import fingerprint, rows, scalar
 
+from demo import DEMO_PLAN_AREA
 from etl.ingest import ingest
 from etl.problems import IngestRefused
 from rulem_db import db
@@ -18,7 +19,7 @@ CAMBRIDGE = ("data/real/cambridge_ma/"
 
 
 def _database(url: str, srid: int) -> sa.Engine:
-    db.migrate(url, srid=srid, plan_area=db.DEMO_PLAN_AREA)
+    db.migrate(url, srid=srid, plan_area=DEMO_PLAN_AREA)
     return db.engine(url)
 
 

@@ -7,6 +7,7 @@ import sys
 
 import sqlalchemy as sa
 
+from demo import DEMO_PLAN_AREA
 from rulem_cli.output import add_format_option, emit
 from rulem_db import config
 from rulem_db import db as dbmod
@@ -20,9 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     init = dsub.add_parser("init", help="create or migrate the schema (idempotent)")
     init.add_argument("--srid", type=int, default=None,
                       help="working CRS as an EPSG code, fixed at first init (default 26915)")
-    init.add_argument("--plan-area", default=dbmod.DEMO_PLAN_AREA[0],
+    init.add_argument("--plan-area", default=DEMO_PLAN_AREA[0],
                       help="code of the plan area to register (default: %(default)s)")
-    init.add_argument("--plan-name", default=dbmod.DEMO_PLAN_AREA[1], help="its name")
+    init.add_argument("--plan-name", default=DEMO_PLAN_AREA[1], help="its name")
     init.set_defaults(func=_init)
 
     mig = dsub.add_parser("migrate", help="bring the schema and SQL functions up to date")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from demo import DEMO_PLAN_AREA
 from rulem_cli.output import add_format_option, emit
 from rulem_db import config
 from rulem_db import db as dbmod
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     owner_url = config.database_url(args.db, owner=True)  # the schema is the owner's work
     url = config.database_url(args.db)  # loading and reconciling are the writer's
     say(f"database: {config.redact(url)}")
-    dbmod.migrate(owner_url, plan_area=dbmod.DEMO_PLAN_AREA)
+    dbmod.migrate(owner_url, plan_area=DEMO_PLAN_AREA)
     directory = args.dir or demo_dir()
     if _generate_if_stale(directory, Path(demo.__file__)):
         say(f"demo files generated: {directory}")
@@ -95,7 +96,7 @@ def _say(fmt: str) -> Say:
 
 
 def _print_results(url: str, fmt: str) -> None:
-    code = dbmod.DEMO_PLAN_AREA[0]
+    code = DEMO_PLAN_AREA[0]
     with dbmod.connect(url) as conn:
         layers = conn.execute(sa.text(
             "SELECT layer, geometry_type, features, versions, area_acres, length_ft "
