@@ -48,15 +48,6 @@ def test_ops_layer_holds_the_catalogue(engine: sa.Engine) -> None:
         assert register.write_layer_catalogue(conn) is False
 
 
-def test_catalogue_refuses_inconsistent_layers() -> None:
-    with pytest.raises(ValueError, match="ingest_scope 'owner' needs an owner column"):
-        Layer("x", None, "", "", (Col("a", "text", "a"),), ingest_scope="owner")
-    with pytest.raises(ValueError, match="owner 'permit_id' is not one of its columns"):
-        Layer("x", None, "", "", (Col("a", "text", "a"),), owner="permit_id")
-    with pytest.raises(ValueError, match="outside_plan_area must be one of"):
-        Layer("x", None, "", "", (Col("a", "text", "a"),), outside_plan_area="maybe")
-
-
 @pytest.fixture
 def extended_catalogue(monkeypatch: pytest.MonkeyPatch) -> None:
     """The catalogue with the two throw-away layers (only for this test)."""
