@@ -6,6 +6,7 @@ in docs/checks.md is what the catalogue gives."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from checks_scenarios import (  # noqa: F401  (the fixtures)
     site_fixture,
 )
 
-from rulem_db.catalogue import checks_doc
+from rulem_db.catalogue import checks_doc, sqlfiles
 from rulem_db.paths import SQL_DIR
 
 # A check made up for the test: one failing case per permit and, with district cases, one
@@ -185,3 +186,35 @@ def test_only_the_region_between_the_markers_is_rewritten(site: Site, tmp_path: 
     doc.write_text("# no markers\n")
     with pytest.raises(ValueError, match="markers"):
         checks_doc.write(site.conn, doc)
+
+
+def test_a_check_file_removed_from_sql_is_retired_at_the_next_migration(
+        site: Site, tmp_path: Path) -> None:
+    """A check is its file alone: deleting the file retires the check (the migration applies
+    every file again when one on record is gone, and forgets the gone one)."""
+    sql = tmp_path / "sql"
+    shutil.copytree(SQL_DIR, sql)
+    probe_file = sql / "255_check_zz_probe.sql"
+    probe_file.write_text(
+        PROBE.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION") + ";\n"
+        "INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, "
+        "severity, worse, unit, sort_order, title, measure) VALUES ('T', 'probe', "
+        "'checks.check_zz_probe', '255_check_zz_probe.sql', 'warning', 'higher', 'probes', 999, "
+        "'A probe.', 'Probes found.') ON CONFLICT (paragraph, check_code) DO UPDATE SET "
+        "retired_at = NULL, registered_at = now();\n"
+        "SELECT checks.finish_registration('255_check_zz_probe.sql');\n")
+    sqlfiles.apply_changed(site.conn, sql)
+    probe = ("SELECT retired_at IS NULL FROM checks.rule_check "
+             "WHERE paragraph = 'T' AND check_code = 'probe'")
+    assert site.conn.execute(sa.text(probe)).scalar() is True
+
+    probe_file.unlink()
+    applied = sqlfiles.apply_changed(site.conn, sql)
+    assert applied == [p.name for p in sqlfiles.sql_files(sql)]  # every file, again
+    assert site.conn.execute(sa.text(probe)).scalar() is False  # retired, its row kept
+    assert site.conn.execute(sa.text(
+        "SELECT count(*) FROM ops.sql_applied WHERE file_name = '255_check_zz_probe.sql'"
+    )).scalar() == 0
+    assert site.conn.execute(sa.text(
+        "SELECT to_regprocedure('checks.check_zz_probe(integer, bigint)')")).scalar() is None
+    assert sqlfiles.apply_changed(site.conn, sql) == []  # and then nothing is left to do

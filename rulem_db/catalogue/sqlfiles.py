@@ -26,9 +26,18 @@ def _digest(path: Path) -> str:
 
 
 def apply_changed(conn: sa.Connection, directory: Path = SQL_DIR, force: bool = False) -> list[str]:
-    """Apply the first changed file and all after it; returns the names applied."""
+    """Apply the first changed file and all after it; returns the names applied.
+
+    A file on record that is gone from sql/ (a check removed, say) makes every file apply
+    again: what it created is only undone by the files before it that drop and re-create
+    (sql/200 drops every check function), and its record is forgotten."""
     applied = dict(conn.execute(sa.text("SELECT file_name, sha256 FROM ops.sql_applied")).all())
     files = sql_files(directory)
+    gone = sorted(set(applied) - {p.name for p in files})
+    if gone:
+        conn.execute(sa.text("DELETE FROM ops.sql_applied WHERE file_name = ANY(:gone)"),
+                     {"gone": gone})
+        force = True
     first = next((i for i, p in enumerate(files) if force or applied.get(p.name) != _digest(p)),
                  None)
     if first is None:
