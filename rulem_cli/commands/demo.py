@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     say(f"database: {config.redact(url)}")
     dbmod.migrate(owner_url, plan_area=DEMO_PLAN_AREA)
     directory = args.dir or demo_dir()
-    if _generate_if_stale(directory, Path(demo.__file__)):
+    if _generate_if_stale(directory, (Path(demo.__file__), demo.CASES_FILE)):
         say(f"demo files generated: {directory}")
     else:
         say(f"demo files: {directory} (already generated)")
@@ -68,17 +68,20 @@ def run(args: argparse.Namespace) -> int:
     return 0 if summary.status != "failed" else 1
 
 
-def _generate_if_stale(directory: Path, generator: Path) -> bool:
+def _generate_if_stale(directory: Path, sources: tuple[Path, ...]) -> bool:
     """Generate the demo files unless this generator already wrote them there.
 
     Why: a GeoPackage carries GDAL's write timestamps, so regenerated files differ byte for byte
-    and would be ingested again (finding nothing changed, but slowly). The stamp is the
-    generator's own hash, so a changed generator regenerates.
+    and would be ingested again (finding nothing changed, but slowly). The stamp is the hash of
+    the generator and its cases file, so a change to either regenerates.
     """
     from demo import generate as demo
 
     stamp = directory / ".generator-sha256"
-    digest = hashlib.sha256(generator.read_bytes()).hexdigest()
+    h = hashlib.sha256()
+    for source in sources:
+        h.update(source.read_bytes())
+    digest = h.hexdigest()
     if stamp.is_file() and stamp.read_text().strip() == digest and \
             (directory / "manifest.json").is_file():
         return False
