@@ -570,20 +570,6 @@ class Row:
         return "" if self.passed is None else ("PASS" if self.passed else "MISS")
 
 
-def print_table(rows: Sequence[Row], title: str) -> None:
-    heads = ("figure", "ours", "comparison (same run)", "ratio", "target", "")
-    cells = [heads] + [(r.figure, r.ours, r.comparison, r.ratio, r.target, r.verdict)
-                       for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(heads))]
-    print()
-    print(title)
-    rule = "  ".join("-" * w for w in widths)
-    for n, c in enumerate(cells):
-        print("  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)).rstrip())
-        if n == 0:
-            print(rule)
-
-
 def machine() -> str:
     """Cores, memory and load average: the context every figure needs."""
     load = os.getloadavg()
