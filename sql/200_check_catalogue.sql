@@ -27,13 +27,13 @@ CREATE TYPE checks.evaluation AS (
 COMMENT ON TYPE checks.evaluation IS
   'One case a check looked at: passed or not, measured value, limit, unit, message and place.';
 
--- Registration. Each check file (sql/210-279) defines its check functions and then upserts
+-- Registration. Each check file (sql/210-279) defines its check functions and then registers
 -- the catalogue rows of the checks they evaluate, naming the function (evaluated_by) and
--- itself (defined_in), and ends with checks.finish_registration('<its file name>'):
+-- itself (defined_in), through the view checks.registration, and ends with
+-- checks.finish_registration('<its file name>'):
 --
---   INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, ...)
---   VALUES (...) ON CONFLICT (paragraph, check_code) DO UPDATE SET ..., registered_at = now(),
---     retired_at = NULL;
+--   INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, ...)
+--   VALUES (...);
 --   SELECT checks.finish_registration('250_check_buffer_width.sql');
 --
 -- The runner (sql/280) calls every function that a current row names, with (plan area,
@@ -42,6 +42,41 @@ COMMENT ON TYPE checks.evaluation IS
 -- registers is retired by finish_registration, one whose function is gone (a removed file:
 -- re-applying this file drops every check function, see the type above) by sql/280; a retired
 -- check is not run and gets no outcome.
+
+-- What a check file writes: a row of the catalogue's own columns. The view holds nothing; its
+-- trigger adds the check or brings its row up to date (registered now, not retired), so the
+-- upsert is written once, here, not in every check file.
+CREATE OR REPLACE VIEW checks.registration AS
+  SELECT paragraph, check_code, evaluated_by, defined_in, severity, worse, unit, sort_order,
+         district_cases, title, measure, not_applicable_when
+  FROM checks.rule_check WHERE false;
+COMMENT ON VIEW checks.registration IS
+  'Where a check file registers its checks (INSERT only): each row is added to '
+  'checks.rule_check or updates the row of the same paragraph and check code.';
+
+CREATE OR REPLACE FUNCTION checks.register_check() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO checks.rule_check AS c
+    (paragraph, check_code, evaluated_by, defined_in, severity, worse, unit, sort_order,
+     district_cases, title, measure, not_applicable_when, registered_at, retired_at)
+  VALUES (NEW.paragraph, NEW.check_code, NEW.evaluated_by, NEW.defined_in, NEW.severity,
+          NEW.worse, NEW.unit, NEW.sort_order, coalesce(NEW.district_cases, false), NEW.title,
+          NEW.measure, NEW.not_applicable_when, now(), NULL)
+  ON CONFLICT (paragraph, check_code) DO UPDATE SET
+    evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
+    severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
+    sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
+    title = EXCLUDED.title, measure = EXCLUDED.measure,
+    not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(),
+    retired_at = NULL;
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION checks.register_check() IS
+  'Trigger of checks.registration: adds a check to the catalogue or updates its row.';
+DROP TRIGGER IF EXISTS register ON checks.registration;
+CREATE TRIGGER register INSTEAD OF INSERT ON checks.registration
+  FOR EACH ROW EXECUTE FUNCTION checks.register_check();
 
 -- The function a catalogue row names, when it is one the runner can call: f(integer, bigint)
 -- returning SETOF checks.evaluation (NULL otherwise).
@@ -81,7 +116,9 @@ COMMENT ON FUNCTION checks.finish_registration(text) IS
   'Ends a check file''s registration: refuses rows naming no check function, retires the '
   'file''s rows it no longer registers.';
 
-REVOKE ALL ON FUNCTION checks.evaluator(text), checks.finish_registration(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION checks.evaluator(text), checks.finish_registration(text),
+  checks.register_check() FROM PUBLIC;
+REVOKE ALL ON checks.registration FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION checks.evaluator(text) TO rulem_etl;
 
 GRANT USAGE ON TYPE checks.evaluation TO rulem_etl;

@@ -207,8 +207,8 @@ GRANT EXECUTE ON FUNCTION pub.screen_footprint(text, geometry, geometry, boolean
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, title, measure, not_applicable_when)
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, title, measure, not_applicable_when)
 VALUES
   ('2(a)', 'applicability', 'checks.check_applicability',
    '210_check_applicability.sql', 'warning', 'lower', 'triggers', 10,
@@ -220,11 +220,5 @@ VALUES
    'area, overlaps counted once, of more than impervious_trigger_sqft; (iii) grading flagged '
    'alters_runoff_to_wetland inside the CWMP area. Fails at zero: the permit is not a Rule M '
    'permit.',
-   'Never.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'Never.');
 SELECT checks.finish_registration('210_check_applicability.sql');

@@ -161,8 +161,8 @@ GRANT EXECUTE ON FUNCTION checks.check_delineation(integer, bigint),
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, title, measure, not_applicable_when)
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, title, measure, not_applicable_when)
 VALUES
   ('3(e)', 'delineation_approved', 'checks.check_delineation',
    '220_check_submittals.sql', 'error', 'higher', 'acres', 20,
@@ -195,11 +195,5 @@ VALUES
    '220_check_submittals.sql', 'error', 'higher', 'missing', 55,
    'The application includes a buffer vegetation management plan approved by the District.',
    'Missing approval date (permit.vegetation_plan_on) of a permit with a buffer; fails above zero.',
-   'No buffer.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'No buffer.');
 SELECT checks.finish_registration('220_check_submittals.sql');

@@ -152,8 +152,8 @@ GRANT EXECUTE ON FUNCTION checks.check_stormwater(integer, bigint),
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, title, measure, not_applicable_when)
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, title, measure, not_applicable_when)
 VALUES
   ('5(c)', 'stormwater_subwatersheds', 'checks.check_stormwater',
    '232_check_stormwater.sql', 'error', 'lower', 'subwatersheds', 30,
@@ -206,11 +206,5 @@ VALUES
    'Biofiltration plus wet pond volume against V_CD (TR-55 runoff of the C/D, high groundwater or '
    'contaminated pieces of the subwatershed); fails below it, and is not evaluated where land '
    'cover is missing.',
-   'V_CD = 0.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'V_CD = 0.');
 SELECT checks.finish_registration('232_check_stormwater.sql');

@@ -100,8 +100,8 @@ GRANT EXECUTE ON FUNCTION checks.check_hydroperiod(integer, bigint) TO rulem_etl
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, title, measure, not_applicable_when)
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, title, measure, not_applicable_when)
 VALUES
   ('5(d)', 'bounce', 'checks.check_hydroperiod',
    '235_check_hydroperiod.sql', 'error', 'higher', 'ft', 40,
@@ -121,11 +121,5 @@ VALUES
    'core.susceptibility_limit; fails above it, and is not evaluated when the permit needs the '
    'hydroperiod analysis and has none.',
    'No hydroperiod record and the permit needs none, or the receiving wetland has no '
-   'susceptibility class.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'susceptibility class.');
 SELECT checks.finish_registration('235_check_hydroperiod.sql');

@@ -87,8 +87,8 @@ GRANT EXECUTE ON FUNCTION checks.check_declarations(integer, bigint) TO rulem_et
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, title, measure, not_applicable_when)
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, title, measure, not_applicable_when)
 VALUES
   ('5(e)', 'declaration_missing', 'checks.check_declarations',
    '240_check_declarations.sql', 'error', 'lower', 'declarations', 42,
@@ -108,11 +108,5 @@ VALUES
    'Disturbed buffer: a declaration of three years of correction and maintenance is recorded.',
    'Recorded buffer_restoration_3yr declarations of a permit with at least area_tolerance_m2 of '
    'grading inside a buffer; fails at zero (a warning while the permit is undecided).',
-   'No grading in a buffer.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'No grading in a buffer.');
 SELECT checks.finish_registration('240_check_declarations.sql');

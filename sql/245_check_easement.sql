@@ -76,8 +76,8 @@ GRANT EXECUTE ON FUNCTION checks.check_easement(integer, bigint) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, title, measure, not_applicable_when)
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, title, measure, not_applicable_when)
 VALUES
   ('8', 'easement_coverage', 'checks.check_easement',
    '245_check_easement.sql', 'error', 'higher', 'acres', 80,
@@ -87,11 +87,5 @@ VALUES
    'upland enclosed by wetland, buffer or the permit''s wetland replacement, and not inside a '
    'recorded easement, with the polygon; fails above zero (a warning while the permit is '
    'undecided).',
-   'Nothing of the kind on the permit''s parcels.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'Nothing of the kind on the permit''s parcels.');
 SELECT checks.finish_registration('245_check_easement.sql');

@@ -87,8 +87,8 @@ GRANT EXECUTE ON FUNCTION
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, title, measure, not_applicable_when)
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, title, measure, not_applicable_when)
 VALUES
   ('6(c)', 'buffer_min_width', 'checks.check_buffer_width',
    '250_check_buffer_width.sql', 'error', 'lower', 'ft', 53,
@@ -102,11 +102,5 @@ VALUES
    'The buffer averages at least buffer_avg_width_ft in width.',
    'Mean transect width along the protected edge (transects equally spaced, so the mean is '
    'length-weighted), against buffer_avg_width_ft; fails below it, with the deficit polygons.',
-   'No protected edge.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'No protected edge.');
 SELECT checks.finish_registration('250_check_buffer_width.sql');

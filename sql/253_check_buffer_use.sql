@@ -128,8 +128,8 @@ GRANT EXECUTE ON FUNCTION checks.check_buffer_encroachment(integer, bigint),
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, title, measure, not_applicable_when)
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, title, measure, not_applicable_when)
 VALUES
   ('6(f)', 'buffer_encroachment', 'checks.check_buffer_encroachment',
    '253_check_buffer_use.sql', 'error', 'higher', 'acres', 57,
@@ -151,11 +151,5 @@ VALUES
    'A trail a buffer encloses is no more than trail_max_width_ft wide.',
    'Recorded width of each trail inside a buffer (estimated as 2 x area / perimeter when not '
    'recorded), against trail_max_width_ft; fails above it.',
-   'No trail in a buffer.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'No trail in a buffer.');
 SELECT checks.finish_registration('253_check_buffer_use.sql');

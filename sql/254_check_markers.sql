@@ -200,8 +200,8 @@ GRANT EXECUTE ON FUNCTION checks.marker_plan(integer, bigint),
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, title, measure, not_applicable_when)
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, title, measure, not_applicable_when)
 VALUES
   ('6(b)', 'marker_lot_line', 'checks.check_marker_lot_line',
    '254_check_markers.sql', 'error', 'higher', 'ft', 51,
@@ -216,11 +216,5 @@ VALUES
    'Length along the upland edge between consecutive markers (and from an edge''s end to its '
    'first marker), against marker_max_spacing_ft; fails above it. On public land with an approved '
    'vegetation plan, one passing evaluation instead.',
-   'The permit has no buffer.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'The permit has no buffer.');
 SELECT checks.finish_registration('254_check_markers.sql');

@@ -160,8 +160,8 @@ GRANT EXECUTE ON FUNCTION checks.heritage_ranked(integer, date, text, geometry),
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, district_cases, title, measure,
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, district_cases, title, measure,
                                not_applicable_when)
 VALUES
   ('7(c)(i)', 'heritage_wetland_impact', 'checks.check_replacement',
@@ -194,11 +194,5 @@ VALUES
    'Replacement type conforms to CWMP Map Figure 5.',
    'Acres of each wetland replacement (District projects'' too) with a planned type inside a '
    'Figure 5 area planned for another type; fails above zero.',
-   'No wetland replacement with a planned type.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'No wetland replacement with a planned type.');
 SELECT checks.finish_registration('260_check_replacement.sql');

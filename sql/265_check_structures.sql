@@ -45,8 +45,8 @@ GRANT EXECUTE ON FUNCTION checks.check_structures(integer, bigint) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, title, measure, not_applicable_when)
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, title, measure, not_applicable_when)
 VALUES
   ('7(g)', 'structure_in_wetland', 'checks.check_structures',
    '265_check_structures.sql', 'error', 'higher', 'acres', 75,
@@ -54,11 +54,5 @@ VALUES
    'wetland only with a variance.',
    'Acres of each road, utility or other structure (not passive recreation or education) inside '
    'the baseline CWMP wetland, when it has no variance_ref; fails above zero.',
-   'No such structure.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'No such structure.');
 SELECT checks.finish_registration('265_check_structures.sql');

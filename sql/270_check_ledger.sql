@@ -180,8 +180,8 @@ GRANT EXECUTE ON FUNCTION checks.pending_statuses(integer, date),
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.
-INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
-                               unit, sort_order, district_cases, title, measure,
+INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                                 unit, sort_order, district_cases, title, measure,
                                not_applicable_when)
 VALUES
   ('7(b)', 'replacement_deficit', 'checks.check_balance',
@@ -209,11 +209,5 @@ VALUES
    'not excuse the replacement).',
    'Acres of each structure (not suspended, 6(f)(i)) inside baseline CWMP wetland that no impact '
    'polygon of the permit covers; fails above zero (the ledger counts them as fill all the same).',
-   'No structure in wetland.')
-ON CONFLICT (paragraph, check_code) DO UPDATE SET
-  evaluated_by = EXCLUDED.evaluated_by, defined_in = EXCLUDED.defined_in,
-  severity = EXCLUDED.severity, worse = EXCLUDED.worse, unit = EXCLUDED.unit,
-  sort_order = EXCLUDED.sort_order, district_cases = EXCLUDED.district_cases,
-  title = EXCLUDED.title, measure = EXCLUDED.measure,
-  not_applicable_when = EXCLUDED.not_applicable_when, registered_at = now(), retired_at = NULL;
+   'No structure in wetland.');
 SELECT checks.finish_registration('270_check_ledger.sql');

@@ -68,6 +68,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     # The functions that read the columns go first; the migration step of the older code
     # creates them again from its SQL files (their hashes forgotten: applied again).
+    op.execute("DROP VIEW IF EXISTS checks.registration CASCADE")
+    op.execute("DROP FUNCTION IF EXISTS checks.register_check() CASCADE")
     op.execute("DROP FUNCTION IF EXISTS checks.current_checks() CASCADE")
     op.execute("DROP FUNCTION IF EXISTS checks.evaluation_query(boolean) CASCADE")
     op.execute("DROP FUNCTION IF EXISTS checks.finish_registration(text) CASCADE")
