@@ -3,6 +3,7 @@
 --   rulem_staff       reads the published views (schema pub) and nothing else
 --   rulem_gis         reads the published layers (schema pub) and nothing else
 --   rulem_restricted  reads restricted layers (3(d) species records)
+--   rulem_editor      edits what staff draw by hand, through the views of schema edit
 -- The migrating role (the owner) needs CREATEROLE to create them; on a managed server a DBA
 -- creates them once with the statements below (docs/operations.md). Two `db init` on one
 -- cluster may race to create a role: the one that loses finds it created and goes on.
@@ -10,7 +11,8 @@ DO $$
 DECLARE
   r text;
 BEGIN
-  FOREACH r IN ARRAY ARRAY['rulem_etl', 'rulem_staff', 'rulem_gis', 'rulem_restricted'] LOOP
+  FOREACH r IN ARRAY ARRAY['rulem_etl', 'rulem_staff', 'rulem_gis', 'rulem_restricted',
+                       'rulem_editor'] LOOP
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
       BEGIN
         EXECUTE format('CREATE ROLE %I NOLOGIN', r);

@@ -275,7 +275,8 @@ def test_two_inits_racing_to_create_a_group_role_both_succeed(admin_url: URL) ->
     when the first commits, the second must go on (it failed with a duplicate key before)."""
     role = f"rulem_race_{os.getpid()}"
     text = (SQL_DIR / "001_roles.sql").read_text()
-    shared = "ARRAY['rulem_etl', 'rulem_staff', 'rulem_gis', 'rulem_restricted']"
+    shared = ("ARRAY['rulem_etl', 'rulem_staff', 'rulem_gis', 'rulem_restricted',\n"
+              "                       'rulem_editor']")
     assert shared in text
     block = text.replace(shared, f"ARRAY['{role}']")
     eng = sa.create_engine(admin_url.set(database="postgres"))
