@@ -88,6 +88,10 @@ class Layer:
     outside_plan_area: str | None = None
     # Where a map shows the layer: (legend group, position in it, 1 = drawn on top).
     legend: tuple[str, int] | None = None
+    # Staff draw and change its features by hand, through a view of schema edit and the edit
+    # QGIS project (sql/950_edit_layers.sql, qgis/build_edit_project.py); other layers are
+    # only delivered as files.
+    editable: bool = False
 
     def __post_init__(self) -> None:
         if self.ingest_scope not in INGEST_SCOPES:
@@ -273,14 +277,14 @@ LAYERS: tuple[Layer, ...] = (
                 "agreements and flush or breakaway markers allowed)."),
         ),
         key="permit_no",
-        ingest_scope="none",
+        ingest_scope="none", editable=True,
     ),
     Layer(
         "impact", "MULTIPOLYGON", "2(a)(i), 7(b)",
         "Wetland impacts: fill, excavation, full or partial drainage.",
         (_permit(), Col("kind", "text", "Kind of impact.", True, IMPACT_KINDS)),
         owner="permit_id", ingest_scope="owner", outside_plan_area="error",
-        legend=("Permits: impact and replacement", 1),
+        legend=("Permits: impact and replacement", 1), editable=True,
     ),
     Layer(
         "replacement", "MULTIPOLYGON", "7(b), 7(c)",
@@ -299,7 +303,7 @@ LAYERS: tuple[Layer, ...] = (
             ("has_owner", "permit_id IS NOT NULL OR district_project IS NOT NULL"),
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="error",
-        legend=("Permits: impact and replacement", 2),
+        legend=("Permits: impact and replacement", 2), editable=True,
     ),
     Layer(
         "credit_transfer", None, "1",
@@ -328,7 +332,7 @@ LAYERS: tuple[Layer, ...] = (
                 "land instead of a recorded declaration."),
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
-        legend=("Permits: buffers and easements", 3),
+        legend=("Permits: buffers and easements", 3), editable=True,
     ),
     Layer(
         "trail", "MULTIPOLYGON", "6(f)(iv)",
@@ -342,7 +346,7 @@ LAYERS: tuple[Layer, ...] = (
         "Buffer monuments at the buffer's upland edge.",
         (_permit(), Col("marker_type", "text", "Marker type.", True, MARKER_TYPES)),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
-        legend=("Permits: buffers and easements", 1),
+        legend=("Permits: buffers and easements", 1), editable=True,
     ),
     Layer(
         "easement", "MULTIPOLYGON", "8",
@@ -399,7 +403,7 @@ LAYERS: tuple[Layer, ...] = (
                 codes=STRUCTURE_EXCEPTIONS),
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
-        legend=("Permits: site and stormwater", 1),
+        legend=("Permits: site and stormwater", 1), editable=True,
     ),
     Layer(
         "land_cover", "MULTIPOLYGON", "5(c)",

@@ -18,7 +18,7 @@ from rulem_db.catalogue import layers
 
 _COLUMNS = ("layer", "position", "rule", "doc", "geometry_type", "natural_key", "restricted",
             "owner_column", "ingest_scope", "outside_plan_area", "legend_group",
-            "legend_position")
+            "legend_position", "editable")
 
 
 def catalogue_rows(catalogue: tuple[layers.Layer, ...] | None = None) -> list[dict[str, Any]]:
@@ -32,6 +32,7 @@ def catalogue_rows(catalogue: tuple[layers.Layer, ...] | None = None) -> list[di
             "ingest_scope": layer.ingest_scope, "outside_plan_area": layer.outside_plan_area,
             "legend_group": layer.legend[0] if layer.legend else None,
             "legend_position": layer.legend[1] if layer.legend else None,
+            "editable": layer.editable,
         })
     return rows
 

@@ -81,6 +81,9 @@ def _layer_catalogue_table(md: sa.MetaData) -> None:
         sa.Column("legend_group", sa.Text, comment="Legend group on maps (QGIS project)."),
         sa.Column("legend_position", sa.Integer,
                   comment="Position in its legend group, 1 = drawn on top."),
+        sa.Column("editable", sa.Boolean, nullable=False, server_default=sa.false(),
+                  comment="Staff edit its features by hand through a view of schema edit "
+                          "(sql/950_edit_layers.sql)."),
         sa.CheckConstraint("ingest_scope IN ('layer', 'owner', 'none')", name="scope_code"),
         sa.CheckConstraint("outside_plan_area IN ('error', 'warning')", name="outside_code"),
         schema="ops",
