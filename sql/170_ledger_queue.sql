@@ -12,9 +12,10 @@
 --   cwmp_area, core.parameter    every owner of the plan area
 -- An UPDATE of a versioned layer closes the old version (the UPDATE's rows) and opens the new
 -- one through an INSERT inside the versioning trigger; the UPDATE trigger reads both, so the
--- nested INSERT (trigger depth > 1) is skipped. Recompute drains the queue in chunks with
--- FOR UPDATE SKIP LOCKED, so any number of workers can drain it at once; rows are marked
--- processed (with the run), never deleted.
+-- nested INSERT (trigger depth > 1 while the versioning trigger's flag rulem.versioning is set,
+-- sql/010) is skipped; an INSERT nested in another trigger (an edit view's, sql/950) is not.
+-- Recompute drains the queue in chunks with FOR UPDATE SKIP LOCKED, so any number of workers
+-- can drain it at once; rows are marked processed (with the run), never deleted.
 
 -- The owners whose current impacts or replacements meet a geometry.
 DROP FUNCTION IF EXISTS ledger.owners_meeting(integer, geometry);
@@ -75,7 +76,8 @@ COMMENT ON FUNCTION ledger.change_words(text, bigint, bigint) IS
 CREATE OR REPLACE FUNCTION ledger.queue_owned_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
-  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
+     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
     RETURN NULL;
   END IF;
   EXECUTE format($q$
@@ -121,7 +123,8 @@ DECLARE
   n_owned   bigint;
   meet      text;
 BEGIN
-  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
+     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
     RETURN NULL;
   END IF;
   SELECT count(*) INTO n_changed FROM changed_rows;
@@ -201,7 +204,8 @@ COMMENT ON FUNCTION ledger.queue_spatial_change() IS
 CREATE OR REPLACE FUNCTION ledger.queue_permit_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
-  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
+     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
     RETURN NULL;
   END IF;
   INSERT INTO ledger.change_queue (plan_area_id, permit_id, layer, feature_id, version_id,
@@ -234,7 +238,8 @@ COMMENT ON FUNCTION ledger.claimants_meeting(integer, geometry) IS
 CREATE OR REPLACE FUNCTION ledger.queue_claim_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
-  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
+     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
     RETURN NULL;
   END IF;
   IF TG_TABLE_NAME = 'replacement' THEN
@@ -276,7 +281,8 @@ COMMENT ON FUNCTION ledger.queue_claim_change() IS
 CREATE OR REPLACE FUNCTION ledger.queue_transfer_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
-  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
+     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
     RETURN NULL;
   END IF;
   INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
@@ -309,7 +315,8 @@ COMMENT ON FUNCTION ledger.queue_transfer_change() IS
 CREATE OR REPLACE FUNCTION ledger.queue_plan_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
-  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
+     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
     RETURN NULL;
   END IF;
   INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer, reason)
