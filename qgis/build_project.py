@@ -12,6 +12,9 @@ the same project opens any rulem-db database: each user's service file says whic
 which login. The layer URIs carry the working CRS of the database the project was built from
 (EPSG:26915 by default); rebuild it for a database with another working CRS.
 
+Every layer here is read-only, and its abstract says so: editing goes through the edit project
+qgis/rulem-db-edit.qgs (qgis/build_edit_project.py), as a member of rulem_editor.
+
 History views (pub.<layer>_history) are left out (add them from the browser: they open with
 their layer's style); restricted layers are left out (they need the rulem_restricted role).
 """
@@ -58,6 +61,9 @@ GROUPS = _groups()
 OTHER_GROUP = "Other layers"
 TABLE_GROUP = "Tables (no geometry)"
 HIDDEN = {"soil", "land_cover", "delineation", "plan_balance"}  # in the project, unchecked
+# Every layer's abstract ends with where editing happens.
+EDIT_NOTE = ("Read-only here: editing goes through the edit project qgis/rulem-db-edit.qgs "
+             "(schema edit, as a member of rulem_editor).")
 WKB_NAMES = {"POINT": "Point", "MULTIPOINT": "MultiPoint", "LINESTRING": "LineString",
              "MULTILINESTRING": "MultiLineString", "POLYGON": "Polygon",
              "MULTIPOLYGON": "MultiPolygon"}
@@ -182,7 +188,11 @@ def build(service: str, out: Path) -> dict:
             problems.append(f"{name}: not a valid layer ({uri})")
             continue
         layer.loadDefaultStyle()
-        layer.setAbstract(view["doc"])
+        abstract = f"{view['doc']}\n\n{EDIT_NOTE}".strip()
+        layer.setAbstract(abstract)
+        metadata = layer.metadata()  # what the layer's Information and Metadata tabs show
+        metadata.setAbstract(abstract)
+        layer.setMetadata(metadata)
         if group_name not in groups:
             groups[group_name] = root.addGroup(group_name)
         project.addMapLayer(layer, False)
