@@ -78,14 +78,16 @@ CREATE OR REPLACE FUNCTION edit.check_geometry(p_layer text, p_feature text, p_g
 RETURNS void LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
   plan geometry;
+  validity valid_detail;
 BEGIN
   IF p_geom IS NULL OR ST_IsEmpty(p_geom) THEN
     RAISE EXCEPTION 'edit.%: feature %: the geometry is missing or empty', p_layer, p_feature
       USING ERRCODE = 'not_null_violation';
   END IF;
-  IF NOT ST_IsValid(p_geom) THEN
+  validity := ST_IsValidDetail(p_geom);  -- (ST_IsValid would add a NOTICE to the message)
+  IF NOT validity.valid THEN
     RAISE EXCEPTION 'edit.%: feature %: invalid geometry: %', p_layer, p_feature,
-      ST_IsValidReason(p_geom)
+      validity.reason || coalesce(' at ' || ST_AsText(validity.location), '')
       USING ERRCODE = 'check_violation',
             HINT = 'Fix it in QGIS (Vector > Geometry Tools > Check Validity) and save again.';
   END IF;
