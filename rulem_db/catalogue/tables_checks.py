@@ -21,6 +21,11 @@ SEVERITIES = ("error", "warning", "info")
 # cover over part of a subwatershed, no hydroperiod analysis): a finding, never a pass.
 OUTCOMES = ("pass", "fail", "not_evaluated", "not_applicable")
 WORSE = ("higher", "lower", "flag")
+# The review of a finding (revision 0022, sql/287): open until staff acknowledge or waive it,
+# resolved by the run that no longer finds it, open again when a later run finds it again.
+REVIEW_STATES = ("open", "acknowledged", "waived", "resolved")
+# What a history row records: the runner's events and the staff's.
+REVIEW_EVENTS = ("found", "resolved", "reopened", "acknowledged", "waived", "opened", "noted")
 _CHECK_KEY = ["checks.rule_check.paragraph", "checks.rule_check.check_code"]
 
 
@@ -78,6 +83,108 @@ def _buffer_site_cache(md: sa.MetaData, srid: int) -> None:
         prefixes=["UNLOGGED"],
         comment="Derived, transient: the buffer sites of a check run, written and deleted "
                 "within its transaction (sql/280 checks.evaluate).",
+    )
+
+
+def _finding_review(md: sa.MetaData) -> None:
+    """checks.finding_case, checks.finding_occurrence, checks.finding_review (revision 0022).
+
+    Why three tables beside checks.finding: a finding row belongs to one run (runs are kept
+    and compared), but staff review a finding once and expect the review to hold the next
+    night. finding_case is the finding as staff know it (same permit, check and place from run
+    to run) with its review state now; finding_occurrence says which case each run's finding
+    row is, written once (checks.finding stays insert-only); finding_review is the append-only
+    history of every state change and note, the runner's and the staff's."""
+    sa.Table(
+        "finding_case", md,
+        sa.Column("finding_case_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="The finding's identity, the same in every run that finds it."),
+        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
+                  nullable=False, comment="Plan area."),
+        sa.Column("finding_key", sa.Text, nullable=False,
+                  comment="What makes it the same finding: paragraph|check|permit|parcel|"
+                          "feature|place|n (ids; place: the geometry's lower-left corner to "
+                          "the metre when no feature is named; n: the rank among otherwise "
+                          "equal findings)."),
+        sa.Column("paragraph", sa.Text, nullable=False, comment="Rule M paragraph."),
+        sa.Column("check_code", sa.Text, nullable=False, comment="Short code of the check."),
+        sa.Column("permit_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  comment="Permit concerned (NULL for a District project)."),
+        sa.Column("parcel_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  comment="Parcel concerned, when the check is per parcel."),
+        sa.Column("feature_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
+                  comment="The feature found at fault."),
+        sa.Column("review_state", sa.Text, nullable=False, server_default=sa.text("'open'"),
+                  comment="open, acknowledged, waived (with waiver_reference) or resolved."),
+        sa.Column("waiver_reference", sa.Text,
+                  comment="The variance or decision a waived finding stands on; NULL unless "
+                          "waived."),
+        sa.Column("review_note", sa.Text, comment="The latest note."),
+        sa.Column("reviewed_by", sa.Text,
+                  comment="Database login of the latest change (a staff member, or the login "
+                          "of the check run that resolved or re-opened it)."),
+        sa.Column("reviewed_at", sa.DateTime(timezone=True), comment="When of that change."),
+        sa.Column("first_found_at", sa.DateTime(timezone=True), nullable=False,
+                  comment="When a check run first found it."),
+        sa.Column("first_run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"),
+                  nullable=False, comment="Check run that first found it."),
+        sa.Column("last_run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"),
+                  nullable=False,
+                  comment="Latest check run that found it or resolved it."),
+        sa.CheckConstraint(f"review_state IN ({_codes(REVIEW_STATES)})",
+                           name="review_state_code"),
+        sa.CheckConstraint("(review_state = 'waived') = (coalesce(btrim(waiver_reference), "
+                           "'') <> '')", name="waiver_has_reference"),
+        sa.ForeignKeyConstraint(["paragraph", "check_code"], _CHECK_KEY,
+                                name="fk_finding_case_rule_check"),
+        sa.UniqueConstraint("plan_area_id", "finding_key", name="uq_finding_case_key"),
+        sa.Index("ix_finding_case_permit", "permit_id"),
+        schema="checks",
+        comment="A finding as staff review it: one row per identity (permit, check and place), "
+                "with its review state now (sql/287).",
+    )
+    sa.Table(
+        "finding_occurrence", md,
+        sa.Column("finding_id", sa.BigInteger, sa.ForeignKey("checks.finding.finding_id"),
+                  primary_key=True, comment="Finding row of a run."),
+        sa.Column("finding_case_id", sa.BigInteger,
+                  sa.ForeignKey("checks.finding_case.finding_case_id"), nullable=False,
+                  comment="The finding it is (checks.finding_case)."),
+        sa.Column("run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"), nullable=False,
+                  comment="Check run of the finding row."),
+        sa.Index("ix_finding_occurrence_case", "finding_case_id", "run_id"),
+        sa.Index("ix_finding_occurrence_run", "run_id"),
+        schema="checks",
+        comment="Which finding (checks.finding_case) each finding row of a run is; written at "
+                "the end of the run.",
+    )
+    sa.Table(
+        "finding_review", md,
+        sa.Column("review_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="History row id, in the order the changes were made."),
+        sa.Column("finding_case_id", sa.BigInteger,
+                  sa.ForeignKey("checks.finding_case.finding_case_id"), nullable=False,
+                  comment="The finding."),
+        sa.Column("event", sa.Text, nullable=False,
+                  comment="found, resolved, reopened (by a check run); acknowledged, waived, "
+                          "opened, noted (by staff)."),
+        sa.Column("review_state", sa.Text, nullable=False, comment="State after the change."),
+        sa.Column("waiver_reference", sa.Text, comment="Variance or decision (waived)."),
+        sa.Column("note", sa.Text, comment="Note given with the change."),
+        sa.Column("run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"),
+                  comment="Check run that made the change; NULL for a staff change."),
+        sa.Column("changed_by", sa.Text, nullable=False,
+                  server_default=sa.text("session_user"),
+                  comment="Database login that made the change (session_user)."),
+        sa.Column("changed_at", sa.DateTime(timezone=True), nullable=False,
+                  server_default=sa.text("clock_timestamp()"), comment="When."),
+        sa.CheckConstraint(f"event IN ({_codes(REVIEW_EVENTS)})", name="review_event_code"),
+        sa.CheckConstraint(f"review_state IN ({_codes(REVIEW_STATES)})",
+                           name="review_history_state_code"),
+        sa.Index("ix_finding_review_case", "finding_case_id", "review_id"),
+        sa.Index("ix_finding_review_run", "run_id"),
+        schema="checks",
+        comment="History of every review change of every finding, append-only (sql/287).",
     )
 
 
@@ -238,3 +345,4 @@ def define(md: sa.MetaData, srid: int) -> None:
         comment="Outcome of every check for every permit of a run: pass, fail, not evaluated "
                 "or not applicable.",
     )
+    _finding_review(md)
