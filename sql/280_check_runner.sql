@@ -178,9 +178,13 @@ COMMENT ON FUNCTION checks.record_evaluations(bigint, integer, bigint[], boolean
   'Records the evaluations of pg_temp.check_evaluation in a run: findings for the failures, '
   'an outcome per permit in scope and catalogue check.';
 
--- Close a run with its counts (from what it recorded, carried-over rows included).
+-- Close a run with its counts (from what it recorded, carried-over rows included), after
+-- the review step (sql/287: the findings' identities, new, re-opened and resolved ones).
+-- plpgsql: that step is defined in a later file and resolved when called.
 CREATE OR REPLACE FUNCTION checks.finish_run(p_run_id bigint) RETURNS void
-LANGUAGE sql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  PERFORM checks.review_after_run(p_run_id);
   UPDATE checks.run r SET finished_at = clock_timestamp(),
          permit_count = (SELECT count(DISTINCT o.permit_id) FROM checks.outcome o
                          WHERE o.run_id = r.run_id),
@@ -188,10 +192,11 @@ LANGUAGE sql VOLATILE AS $$
   FROM (SELECT count(*) AS n, count(*) FILTER (WHERE severity = 'error') AS errors,
                count(*) FILTER (WHERE severity = 'warning') AS warnings
         FROM checks.finding WHERE run_id = p_run_id) f
-  WHERE r.run_id = p_run_id
-$$;
+  WHERE r.run_id = p_run_id;
+END $$;
 COMMENT ON FUNCTION checks.finish_run(bigint) IS
-  'Closes a check run with its permit, finding, error and warning counts.';
+  'Closes a check run with its permit, finding, error and warning counts, after recording '
+  'its findings'' review changes (checks.review_after_run).';
 
 -- The start of the oldest transaction open in this database now (ours included): a row it
 -- writes carries a valid_from no earlier than this, and it may commit after a run that starts
