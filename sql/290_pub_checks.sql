@@ -1,7 +1,9 @@
 -- 290_pub_checks: the published views of the rule checks (spec section 8). Idempotent.
 --   pub.finding            current findings (each permit's latest run), with geometry;
 --   pub.permit_compliance  one row per permit and check of its latest run: pass, fail,
---                          not_evaluated or not_applicable, worst measured value and limit;
+--                          not_evaluated or not_applicable, worst measured value and limit,
+--                          open errors;
+--   pub.finding_review_history  every review change of every finding (sql/287);
 --   pub.buffer_transect    6(c) transects as lines with their widths, computed from the
 --                          current layers when read;
 --   pub.stormwater_volume  5(c) volumes per subwatershed, computed from the current layers
@@ -15,15 +17,19 @@
 -- projects), the latest plan-wide run. A permit a later plan-wide run left out (denied,
 -- withdrawn) has no current findings.
 DROP VIEW IF EXISTS pub.finding, pub.permit_compliance, pub.buffer_transect,
-  pub.stormwater_volume CASCADE;
+  pub.stormwater_volume, pub.finding_review_history CASCADE;
 
 CREATE VIEW pub.finding AS
 SELECT f.finding_id, f.run_id, r.finished_at AS checked_at, f.plan_area_id,
        pa.code AS plan_area, f.permit_id, p.permit_no, f.parcel_id, pc.pin AS parcel_pin,
        f.paragraph, f.check_code, c.sort_order, f.severity, c.title, f.measured_value,
-       f.limit_value, f.unit, f.message, f.feature_id, ft.layer AS feature_layer, f.geom
+       f.limit_value, f.unit, f.message, f.feature_id, ft.layer AS feature_layer, f.geom,
+       fc.finding_case_id, fc.review_state, fc.reviewed_by, fc.reviewed_at, fc.review_note,
+       fc.waiver_reference, fc.first_found_at
 FROM checks.finding f
 JOIN checks.run r ON r.run_id = f.run_id
+LEFT JOIN checks.finding_occurrence fo ON fo.finding_id = f.finding_id  -- sql/287
+LEFT JOIN checks.finding_case fc ON fc.finding_case_id = fo.finding_case_id
 JOIN checks.rule_check c ON c.paragraph = f.paragraph AND c.check_code = f.check_code
 JOIN core.plan_area pa ON pa.plan_area_id = f.plan_area_id
 LEFT JOIN core.permit p ON p.permit_id = f.permit_id AND p.valid_to IS NULL
@@ -36,7 +42,8 @@ WHERE f.run_id = (
 
 COMMENT ON VIEW pub.finding IS
   'Current findings of the Rule M checks (the latest check run covering each permit): rule '
-  'paragraph, check, severity, measured value against the limit, and where.';
+  'paragraph, check, severity, measured value against the limit, and where; with the '
+  'finding''s identity from run to run and its review state.';
 COMMENT ON COLUMN pub.finding.finding_id IS 'Finding id.';
 COMMENT ON COLUMN pub.finding.run_id IS 'Check run that found it.';
 COMMENT ON COLUMN pub.finding.checked_at IS 'When that run finished.';
@@ -62,11 +69,31 @@ COMMENT ON COLUMN pub.finding.feature_layer IS 'Layer of that feature.';
 COMMENT ON COLUMN pub.finding.geom IS
   'Where: the failing area (e.g. buffer deficit, uncovered easement), line (marker gap) or '
   'point (unmarked lot-line crossing), in the working CRS; NULL for a missing record.';
+COMMENT ON COLUMN pub.finding.finding_case_id IS
+  'The finding''s identity, the same from run to run (same permit, check and place; '
+  'finding_id is one run''s row): the ID staff review it by (rulem-db finding, edit.finding). '
+  'NULL for a finding of a run made before findings had identities.';
+COMMENT ON COLUMN pub.finding.review_state IS
+  'open (not reviewed, or found again after it was resolved), acknowledged (seen, it stands) '
+  'or waived (excused by the variance or decision in waiver_reference, Rule M 7(g)).';
+COMMENT ON COLUMN pub.finding.reviewed_by IS
+  'Database login of the latest review change (staff, or the check run that opened it).';
+COMMENT ON COLUMN pub.finding.reviewed_at IS 'When of that change.';
+COMMENT ON COLUMN pub.finding.review_note IS 'The latest note staff wrote on it.';
+COMMENT ON COLUMN pub.finding.waiver_reference IS
+  'The variance or decision a waived finding stands on; NULL unless waived.';
+COMMENT ON COLUMN pub.finding.first_found_at IS 'When a check run first found it.';
 
 CREATE VIEW pub.permit_compliance AS
 SELECT o.plan_area_id, o.permit_id, p.permit_no, o.paragraph, o.check_code, c.sort_order,
        c.title, c.severity, o.outcome, o.measured_value, o.limit_value, o.unit,
-       o.evaluated_count, o.finding_count, o.message, o.run_id, r.finished_at AS checked_at
+       o.evaluated_count, o.finding_count, o.message, o.run_id, r.finished_at AS checked_at,
+       (SELECT count(*) FROM checks.finding f
+        JOIN checks.finding_occurrence fo ON fo.finding_id = f.finding_id
+        JOIN checks.finding_case fc ON fc.finding_case_id = fo.finding_case_id
+        WHERE f.run_id = o.run_id AND f.permit_id = o.permit_id AND f.paragraph = o.paragraph
+          AND f.check_code = o.check_code AND f.severity = 'error'
+          AND fc.review_state = 'open') AS open_errors
 FROM checks.outcome o
 JOIN checks.run r ON r.run_id = o.run_id
 JOIN checks.rule_check c ON c.paragraph = o.paragraph AND c.check_code = o.check_code
@@ -102,6 +129,49 @@ COMMENT ON COLUMN pub.permit_compliance.finding_count IS
 COMMENT ON COLUMN pub.permit_compliance.message IS 'The worst case, in one line.';
 COMMENT ON COLUMN pub.permit_compliance.run_id IS 'Check run.';
 COMMENT ON COLUMN pub.permit_compliance.checked_at IS 'When that run finished.';
+COMMENT ON COLUMN pub.permit_compliance.open_errors IS
+  'Findings of severity error of this permit and check that are open: neither acknowledged '
+  'nor waived (pub.finding.review_state).';
+
+-- The review history of every finding, for auditors (sql/287).
+CREATE VIEW pub.finding_review_history AS
+SELECT v.review_id, v.finding_case_id, fc.plan_area_id, pa.code AS plan_area, fc.permit_id,
+       pf.feature_key AS permit_no, fc.paragraph, fc.check_code, fc.finding_key, v.event,
+       v.review_state, v.waiver_reference, v.note, v.run_id, v.changed_by, v.changed_at
+FROM checks.finding_review v
+JOIN checks.finding_case fc ON fc.finding_case_id = v.finding_case_id
+JOIN core.plan_area pa ON pa.plan_area_id = fc.plan_area_id
+LEFT JOIN core.feature pf ON pf.feature_id = fc.permit_id;
+COMMENT ON VIEW pub.finding_review_history IS
+  'Every review change of every finding, oldest first by review_id: found, resolved and '
+  'reopened by check runs; acknowledged, waived, opened and noted by staff; who and when.';
+COMMENT ON COLUMN pub.finding_review_history.review_id IS
+  'History row id, in the order the changes were made.';
+COMMENT ON COLUMN pub.finding_review_history.finding_case_id IS
+  'The finding (pub.finding.finding_case_id).';
+COMMENT ON COLUMN pub.finding_review_history.plan_area_id IS 'Plan area.';
+COMMENT ON COLUMN pub.finding_review_history.plan_area IS 'Plan area code.';
+COMMENT ON COLUMN pub.finding_review_history.permit_id IS
+  'Permit concerned (NULL for a District project).';
+COMMENT ON COLUMN pub.finding_review_history.permit_no IS 'Permit number.';
+COMMENT ON COLUMN pub.finding_review_history.paragraph IS 'Rule M paragraph.';
+COMMENT ON COLUMN pub.finding_review_history.check_code IS 'Short code of the check.';
+COMMENT ON COLUMN pub.finding_review_history.finding_key IS
+  'What makes it the same finding: paragraph|check|permit|parcel|feature|place|n (feature '
+  'ids; place: the lower-left corner of its geometry to the metre when no feature is named).';
+COMMENT ON COLUMN pub.finding_review_history.event IS
+  'found, resolved, reopened (by a check run); acknowledged, waived, opened (a review '
+  'withdrawn), noted (by staff).';
+COMMENT ON COLUMN pub.finding_review_history.review_state IS
+  'State after the change: open, acknowledged, waived or resolved.';
+COMMENT ON COLUMN pub.finding_review_history.waiver_reference IS
+  'Variance or decision of a waiver.';
+COMMENT ON COLUMN pub.finding_review_history.note IS 'Note given with the change.';
+COMMENT ON COLUMN pub.finding_review_history.run_id IS
+  'Check run that made the change; NULL for a staff change.';
+COMMENT ON COLUMN pub.finding_review_history.changed_by IS
+  'Database login that made the change.';
+COMMENT ON COLUMN pub.finding_review_history.changed_at IS 'When.';
 
 -- Live views over the current layers, through definer functions.
 CREATE OR REPLACE FUNCTION checks.published_transects()
@@ -237,5 +307,5 @@ COMMENT ON COLUMN pub.stormwater_volume.geom IS 'Subwatershed polygon.';
 REVOKE ALL ON FUNCTION checks.published_transects(), checks.published_stormwater() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION checks.published_transects(), checks.published_stormwater()
   TO rulem_staff, rulem_gis, rulem_etl;
-GRANT SELECT ON pub.finding, pub.permit_compliance, pub.buffer_transect, pub.stormwater_volume
-  TO rulem_staff, rulem_gis, rulem_etl;
+GRANT SELECT ON pub.finding, pub.permit_compliance, pub.buffer_transect, pub.stormwater_volume,
+  pub.finding_review_history TO rulem_staff, rulem_gis, rulem_etl;
