@@ -260,6 +260,68 @@ COMMENT ON FUNCTION ops.run_finding_change(bigint) IS
   'severity changed (changed; the message says what it was). With no previous run every '
   'finding is new.';
 
+-- The findings of a run by review (sql/287), for the report: new (first found since the
+-- run before), reopened (found again after they were resolved), resolved (no longer found
+-- by a check run that covered them), and those still there, by their state now: still_open
+-- (open or acknowledged) and waived. The window is the check runs after the previous
+-- completed run's, up to this run's (permit runs in between included).
+CREATE OR REPLACE FUNCTION ops.run_finding_review(p_run_id bigint)
+RETURNS TABLE (section text, finding_case_id bigint, review_state text,
+               waiver_reference text, review_note text, reviewed_by text, paragraph text,
+               check_code text, severity text, permit_no text, pin text,
+               measured_value numeric, limit_value numeric, unit text, message text)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_plan integer;
+  v_cur bigint;
+  v_prev bigint;
+BEGIN
+  SELECT r.plan_area_id, r.check_run_id, p.check_run_id INTO v_plan, v_cur, v_prev
+  FROM ops.run r LEFT JOIN ops.run p ON p.run_id = r.previous_run_id
+  WHERE r.run_id = p_run_id;
+  RETURN QUERY
+  WITH ev AS (  -- each finding's latest run event in the window
+    SELECT DISTINCT ON (v.finding_case_id) v.finding_case_id, v.event
+    FROM checks.finding_review v
+    JOIN checks.finding_case c ON c.finding_case_id = v.finding_case_id
+    WHERE c.plan_area_id = v_plan AND v.run_id > coalesce(v_prev, 0) AND v.run_id <= v_cur
+      AND v.event IN ('found', 'reopened', 'resolved')
+    ORDER BY v.finding_case_id, v.review_id DESC
+  ), cur AS (
+    SELECT f.*, o.finding_case_id FROM ops.run_finding f
+    JOIN checks.finding_occurrence o ON o.finding_id = f.finding_id
+    WHERE f.run_id = ops.findings_seen_in(p_run_id)
+  )
+  SELECT CASE ev.event WHEN 'found' THEN 'new' WHEN 'reopened' THEN 'reopened'
+              ELSE CASE WHEN c.review_state = 'waived' THEN 'waived' ELSE 'still_open' END
+         END,
+         c.finding_case_id, c.review_state, c.waiver_reference, c.review_note, c.reviewed_by,
+         f.paragraph, f.check_code, f.severity, f.permit_no, f.pin, f.measured_value,
+         f.limit_value, f.unit, f.message
+  FROM cur f
+  JOIN checks.finding_case c ON c.finding_case_id = f.finding_case_id
+  LEFT JOIN ev ON ev.finding_case_id = f.finding_case_id AND ev.event <> 'resolved'
+  UNION ALL
+  SELECT 'resolved', c.finding_case_id, c.review_state, c.waiver_reference, c.review_note,
+         c.reviewed_by, l.paragraph, l.check_code, l.severity, pf.feature_key,
+         cf.feature_key, l.measured_value, l.limit_value, l.unit, l.message
+  FROM ev
+  JOIN checks.finding_case c ON c.finding_case_id = ev.finding_case_id
+  CROSS JOIN LATERAL (  -- the finding as last found
+    SELECT fi.* FROM checks.finding_occurrence o
+    JOIN checks.finding fi ON fi.finding_id = o.finding_id
+    WHERE o.finding_case_id = c.finding_case_id
+    ORDER BY o.finding_id DESC LIMIT 1) l
+  LEFT JOIN core.feature pf ON pf.feature_id = l.permit_id
+  LEFT JOIN core.feature cf ON cf.feature_id = l.parcel_id
+  WHERE ev.event = 'resolved' AND c.review_state = 'resolved'
+  ORDER BY 1, 10, 7, 8, 2;
+END $$;
+COMMENT ON FUNCTION ops.run_finding_review(bigint) IS
+  'The findings of a run by review section: new, reopened, resolved (by the check runs after '
+  'the previous completed run''s), still_open (open or acknowledged) and waived, each with '
+  'its identity (finding_case_id) and review state now.';
+
 CREATE OR REPLACE FUNCTION ops.run_parcel_change(p_run_id bigint)
 RETURNS TABLE (parcel_id bigint, pin text, status_before text, status_after text,
                required_before numeric, required_after numeric, credit_before numeric,
@@ -458,7 +520,7 @@ REVOKE ALL ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(intege
   ops.finish_run(bigint, text, text, text), ops.snapshot_run(bigint, bigint, bigint),
   ops.run_finding_change(bigint), ops.run_parcel_change(bigint), ops.summarize_run(bigint),
   ops.plan_figures(jsonb), ops.balance_state(integer), ops.parcels_seen_in(bigint),
-  ops.findings_seen_in(bigint)
+  ops.findings_seen_in(bigint), ops.run_finding_review(bigint)
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(integer),
   ops.release_reconcile_lock(integer), ops.reconcile_lock_holder(integer),
@@ -467,7 +529,7 @@ GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(int
   ops.finish_run(bigint, text, text, text), ops.snapshot_run(bigint, bigint, bigint),
   ops.run_finding_change(bigint), ops.run_parcel_change(bigint), ops.summarize_run(bigint),
   ops.plan_figures(jsonb), ops.balance_state(integer), ops.parcels_seen_in(bigint),
-  ops.findings_seen_in(bigint)
+  ops.findings_seen_in(bigint), ops.run_finding_review(bigint)
   TO rulem_etl;
 GRANT SELECT, INSERT, UPDATE ON ops.run, ops.run_file TO rulem_etl;
 GRANT SELECT, INSERT, DELETE ON ops.run_parcel_balance, ops.run_finding TO rulem_etl;

@@ -3,7 +3,9 @@
 Written to `<reports>/<date>-run-<id>/`:
 - `index.html`: one self-contained page (inline CSS, maps embedded): the headline (what
   changed since the previous run), plan totals before and after, the balance map with
-  findings, the new and resolved findings, the parcels whose balance changed, the inbox files,
+  findings, the findings by review (new, re-opened, resolved, still open, waived, each with
+  its review state) and those whose measure changed, the parcels whose balance changed, the
+  inbox files,
   the permits and parcels with their balances, and every current finding;
 - `parcel_balance.csv`: every current parcel of the plan area with its balance;
 - `findings.gpkg`: the run's findings with their geometry (one layer per geometry type:
@@ -14,7 +16,8 @@ same balances and findings as the run before) gets only `index.html`: the headli
 totals, its inbox files and a link to the last full report, which shows what it saw.
 
 Everything is read back from the database (ops.run and its snapshots, pub.parcel_balance,
-pub.permit_balance, checks.finding); nothing is computed here but layout.
+pub.permit_balance, checks.finding, ops.run_finding_review); nothing is computed here but
+layout.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ class _Data:
     previous: dict[str, Any] | None
     files: list[dict[str, Any]]
     finding_changes: list[dict[str, Any]]
+    finding_review: list[dict[str, Any]]  # ops.run_finding_review: by section (sql/300)
     parcel_changes: list[dict[str, Any]]
     findings: list[dict[str, Any]]
     permits: list[dict[str, Any]]
@@ -110,6 +114,7 @@ def _read(conn: sa.Connection, run_id: int) -> _Data:
         files=_rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
                     r=run_id),
         finding_changes=_rows(conn, "SELECT * FROM ops.run_finding_change(:r)", r=run_id),
+        finding_review=_rows(conn, "SELECT * FROM ops.run_finding_review(:r)", r=run_id),
         parcel_changes=_rows(conn, "SELECT * FROM ops.run_parcel_change(:r)", r=run_id),
         findings=_rows(conn, "SELECT * FROM ops.run_finding "
                        "WHERE run_id = ops.findings_seen_in(:r) "
@@ -199,7 +204,7 @@ def _write_same_report(conn: sa.Connection, run_id: int, reports: Path, status: 
     files = _rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
                   r=run_id)
     data = _Data(run=run, previous=previous, files=files, finding_changes=[],
-                 parcel_changes=[], findings=[], permits=[], parcels=None,
+                 finding_review=[], parcel_changes=[], findings=[], permits=[], parcels=None,
                  finding_geo=None, outline=None)
     folder = folder_for(reports, run)
     folder.mkdir(parents=True, exist_ok=True)
@@ -333,9 +338,15 @@ def _headline(data: _Data, status: str) -> str:
         f"{run['entries_posted'] or 0} ledger entries posted"
         + (f" (and {between} by other recomputes in between: rulem-db watch, rulem-db "
            "recompute)" if between else ""),
-        f"{run['findings_new'] or 0} new finding(s)",
-        f"{run['findings_resolved'] or 0} resolved",
     ]
+    if data.finding_review:  # by the findings' identities (sql/287)
+        sections = _review_sections(data)
+        parts += [f"{len(sections['new'])} new finding(s)",
+                  f"{len(sections['reopened'])} re-opened",
+                  f"{len(sections['resolved'])} resolved"]
+    else:
+        parts += [f"{run['findings_new'] or 0} new finding(s)",
+                  f"{run['findings_resolved'] or 0} resolved"]
     moved = (run["changes"] or {}).get("findings_changed") or 0
     if moved:
         parts.append(f"{moved} with a changed measure")
@@ -407,22 +418,50 @@ def _findings_table(rows: list[dict[str, Any]], empty: str = "none") -> str:
                    numeric_columns=("measured", "limit"), empty=empty)
 
 
+# The review sections of a run's findings (ops.run_finding_review), in the page's order.
+REVIEW_SECTIONS = (("new", "New findings"), ("reopened", "Re-opened findings"),
+                   ("resolved", "Resolved findings"),
+                   ("still_open", "Still open (open or acknowledged)"),
+                   ("waived", "Waived (still found)"))
+REVIEW_HEAD = ("ID", "permit", "paragraph", "check", "severity", "parcel", "measured",
+               "limit", "unit", "message", "review state", "waiver reference", "note")
+
+
+def _review_sections(data: _Data) -> dict[str, list[dict[str, Any]]]:
+    """The run's findings by section, every section present (an empty one still shows its
+    heading: "none" is news too)."""
+    out: dict[str, list[dict[str, Any]]] = {key: [] for key, _ in REVIEW_SECTIONS}
+    for r in data.finding_review:
+        out.setdefault(r["section"], []).append(r)
+    return out
+
+
+def _review_table(rows: list[dict[str, Any]]) -> str:
+    """A section's findings with their ID (what `rulem-db finding` takes) and review state."""
+    body = [(r["finding_case_id"], r["permit_no"] or NO_PERMIT, r["paragraph"],
+             r["check_code"], r["severity"], r["pin"],
+             _measure(r["measured_value"], r["unit"]), _measure(r["limit_value"], r["unit"]),
+             r["unit"], r["message"], r["review_state"], r["waiver_reference"],
+             r["review_note"]) for r in rows[:MAX_ROWS]]
+    return h.table(REVIEW_HEAD, body, status_columns=("severity",),
+                   numeric_columns=("measured", "limit"), empty="none")
+
+
 def _changes(data: _Data) -> str:
-    new = [r for r in data.finding_changes if r["change"] == "new"]
-    gone = [r for r in data.finding_changes if r["change"] == "resolved"]
     moved = [r for r in data.finding_changes if r["change"] == "changed"]
     parcels = [(r["pin"], r["status_before"], r["status_after"], r["balance_before"],
                 r["balance_after"], r["balance_change"]) for r in data.parcel_changes]
-    out = [f"<h3>New findings ({len(new)})</h3>",
-           _findings_table(new),
-           f"<h3>Resolved findings ({len(gone)})</h3>",
-           _findings_table(gone),
-           f"<h3>Findings whose measure changed ({len(moved)})</h3>",
-           _findings_table(moved),
-           f"<h3>Parcels whose balance changed ({len(parcels)})</h3>",
-           h.table(("parcel", "status before", "status after", "balance before (ac)",
-                    "balance after (ac)", "change (ac)"), parcels[:MAX_ROWS],
-                   status_columns=("status before", "status after"))]
+    sections = _review_sections(data)
+    out = []
+    for key, title in REVIEW_SECTIONS:
+        out += [f"<h3>{h.esc(title)} ({len(sections[key])})</h3>",
+                _review_table(sections[key])]
+    out += [f"<h3>Findings whose measure changed ({len(moved)})</h3>",
+            _findings_table(moved),
+            f"<h3>Parcels whose balance changed ({len(parcels)})</h3>",
+            h.table(("parcel", "status before", "status after", "balance before (ac)",
+                     "balance after (ac)", "change (ac)"), parcels[:MAX_ROWS],
+                    status_columns=("status before", "status after"))]
     return "".join(out)
 
 
