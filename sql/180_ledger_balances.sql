@@ -15,7 +15,9 @@
 -- revision 0018), so the published figures add up exactly: parcel rows + unallocated = the
 -- plan row, a permit's parcels = the permit row, balance = credit - required on every row,
 -- and the status is judged on the balance shown. The entries keep full precision, and the
--- ledger.*_measures functions and pub.ledger_entry.acres_exact give exact sums.
+-- ledger.*_measures functions and pub.ledger_entry.acres_exact give exact sums. Published acre
+-- columns are numeric(12,4) (BI tools read an unbounded numeric as text or a float), and pin
+-- is the PIN in display form (core.pin_display, sql/025).
 
 -- The views first: the functions below define their row types, and the pub functions return
 -- those row types (CASCADE drops them; they are re-created at the end of this file).
@@ -150,12 +152,14 @@ DECLARE
                   'SET search_path = pg_catalog, public, pg_temp SET jit = off';
 BEGIN
   parcel := format($t$
-    SELECT p.parcel_id, p.pin, p.plan_area_id,
-           round(m.impact, 4) AS impact_acres, round(m.required, 4) AS required_acres,
-           round(m.credit, 4) AS credit_acres, round(m.proposed, 4) AS credit_proposed_acres,
-           round(m.constructed, 4) AS credit_constructed_acres,
-           round(m.hosted, 4) AS credit_hosted_acres,
-           round(m.credit - m.required, 4) AS balance_acres, %2$s AS status,
+    SELECT p.parcel_id, core.pin_display(p.pin) AS pin, p.plan_area_id,
+           round(m.impact, 4)::numeric(12,4) AS impact_acres,
+           round(m.required, 4)::numeric(12,4) AS required_acres,
+           round(m.credit, 4)::numeric(12,4) AS credit_acres,
+           round(m.proposed, 4)::numeric(12,4) AS credit_proposed_acres,
+           round(m.constructed, 4)::numeric(12,4) AS credit_constructed_acres,
+           round(m.hosted, 4)::numeric(12,4) AS credit_hosted_acres,
+           round(m.credit - m.required, 4)::numeric(12,4) AS balance_acres, %2$s AS status,
            p.geom::geometry(MultiPolygon, %3$s) AS geom
     FROM core.parcel p
     CROSS JOIN LATERAL (SELECT %1$s
@@ -167,13 +171,15 @@ BEGIN
   permit := format($t$
     SELECT pm.permit_id, pm.permit_no, pm.plan_area_id, pm.status AS permit_status,
            coalesce(pm.baseline_on, pm.decided_on, current_date) AS baseline_on,
-           round(m.impact, 4) AS impact_acres, round(m.required, 4) AS required_acres,
-           round(m.credit, 4) AS credit_acres, round(m.transfer_in, 4) AS transfer_in_acres,
-           round(m.transfer_out, 4) AS transfer_out_acres,
-           round(m.proposed, 4) AS credit_proposed_acres,
-           round(m.constructed, 4) AS credit_constructed_acres,
-           round(m.hosted, 4) AS credit_hosted_acres,
-           round(m.credit - m.required, 4) AS balance_acres, %2$s AS status
+           round(m.impact, 4)::numeric(12,4) AS impact_acres,
+           round(m.required, 4)::numeric(12,4) AS required_acres,
+           round(m.credit, 4)::numeric(12,4) AS credit_acres,
+           round(m.transfer_in, 4)::numeric(12,4) AS transfer_in_acres,
+           round(m.transfer_out, 4)::numeric(12,4) AS transfer_out_acres,
+           round(m.proposed, 4)::numeric(12,4) AS credit_proposed_acres,
+           round(m.constructed, 4)::numeric(12,4) AS credit_constructed_acres,
+           round(m.hosted, 4)::numeric(12,4) AS credit_hosted_acres,
+           round(m.credit - m.required, 4)::numeric(12,4) AS balance_acres, %2$s AS status
     FROM core.permit pm
     CROSS JOIN LATERAL (SELECT %1$s
                         FROM (SELECT x.measure, %3$s AS acres FROM ledger.entry x
@@ -183,13 +189,15 @@ BEGIN
     sums, status, published);
   plan := format($t$
     SELECT pa.plan_area_id, pa.code, pa.name,
-           round(m.impact, 4) AS impact_acres, round(m.required, 4) AS required_acres,
-           round(m.credit, 4) AS credit_acres, round(m.proposed, 4) AS credit_proposed_acres,
-           round(m.constructed, 4) AS credit_constructed_acres,
-           round(m.hosted, 4) AS credit_hosted_acres,
-           round(m.district, 4) AS district_project_credit_acres,
-           round(m.unallocated, 4) AS unallocated_balance_acres,
-           round(m.credit - m.required, 4) AS balance_acres, %2$s AS status,
+           round(m.impact, 4)::numeric(12,4) AS impact_acres,
+           round(m.required, 4)::numeric(12,4) AS required_acres,
+           round(m.credit, 4)::numeric(12,4) AS credit_acres,
+           round(m.proposed, 4)::numeric(12,4) AS credit_proposed_acres,
+           round(m.constructed, 4)::numeric(12,4) AS credit_constructed_acres,
+           round(m.hosted, 4)::numeric(12,4) AS credit_hosted_acres,
+           round(m.district, 4)::numeric(12,4) AS district_project_credit_acres,
+           round(m.unallocated, 4)::numeric(12,4) AS unallocated_balance_acres,
+           round(m.credit - m.required, 4)::numeric(12,4) AS balance_acres, %2$s AS status,
            m.parcels_in_deficit, m.permits_in_deficit,
            (SELECT ST_Multi(ST_Union(c.geom ORDER BY c.version_id))
             FROM core.cwmp_area c
@@ -267,8 +275,9 @@ END $$;
 CREATE VIEW pub.ledger_entry AS
   SELECT e.entry_id, e.posted_at, e.run_id, r.mode AS run_mode, e.plan_area_id,
          e.permit_id, pf.feature_key AS permit_no, e.district_project,
-         e.parcel_id, pin.pin, e.measure, e.entry_kind,
-         coalesce(e.acres_published, round(e.acres, 4)) AS acres, e.acres AS acres_exact,
+         e.parcel_id, core.pin_display(pin.pin) AS pin, e.measure, e.entry_kind,
+         coalesce(e.acres_published, round(e.acres, 4))::numeric(12,4) AS acres,
+         e.acres AS acres_exact,
          e.reverses_entry_id,
          (SELECT x.entry_id FROM ledger.entry x WHERE x.reverses_entry_id = e.entry_id)
            AS reversed_by_entry_id,
@@ -299,7 +308,8 @@ DECLARE
 BEGIN
   FOR c IN SELECT * FROM (VALUES
     ('parcel_id', 'Stable parcel id (core.feature).'),
-    ('pin', 'County PIN as delivered (the parcel''s current version at the time).'),
+    ('pin', 'County PIN in display form (core.pin_display: NN-NN-NN-NN-NNNN for a 12-digit '
+            'PIN, else as delivered), of the parcel''s current version at the time.'),
     ('plan_area_id', 'Plan area.'),
     ('impact_acres', 'Impact acres (area in baseline wetland x factor) allocated here, 4 decimals.'),
     ('required_acres', 'Replacement required: impact acres x replacement_ratio, 4 decimals.'),
@@ -354,7 +364,7 @@ COMMENT ON COLUMN pub.ledger_entry.permit_id IS 'Permit (NULL for a District pro
 COMMENT ON COLUMN pub.ledger_entry.permit_no IS 'Permit number.';
 COMMENT ON COLUMN pub.ledger_entry.district_project IS 'District replacement project (no permit).';
 COMMENT ON COLUMN pub.ledger_entry.parcel_id IS 'Parcel the acres fall on; NULL when no parcel could be found.';
-COMMENT ON COLUMN pub.ledger_entry.pin IS 'PIN of the parcel (its latest version).';
+COMMENT ON COLUMN pub.ledger_entry.pin IS 'PIN of the parcel (its latest version) in display form (core.pin_display: NN-NN-NN-NN-NNNN for a 12-digit PIN, else as delivered).';
 COMMENT ON COLUMN pub.ledger_entry.measure IS 'impact, required, credit, transfer_in, transfer_out, credit_proposed, credit_constructed or credit_hosted.';
 COMMENT ON COLUMN pub.ledger_entry.entry_kind IS 'debit (required, transfer_out), credit (credit, transfer_in) or memo (never in a balance).';
 COMMENT ON COLUMN pub.ledger_entry.acres IS 'Acres as published, 4 decimals (negated on a reversal): an owner''s lines of a measure share its total rounded to 4 decimals by largest remainder, and the balance views are sums of these.';

@@ -69,7 +69,8 @@ BEGIN
            WHEN e.posted_at >= v_reported THEN 'adjustment'
            WHEN e.reverses_entry_id IS NOT NULL THEN 'reversal'
            ELSE e.measure END,
-         e.entry_id, e.posted_at, e.run_id, pf.feature_key, e.district_project, cf.feature_key,
+         e.entry_id, e.posted_at, e.run_id, pf.feature_key, e.district_project,
+         core.pin_display(coalesce(pp.pin, cf.feature_key)),
          e.measure, e.entry_kind, e.published,
          CASE e.entry_kind WHEN 'credit' THEN e.published WHEN 'debit' THEN -e.published
                            ELSE 0 END,
@@ -79,13 +80,17 @@ BEGIN
   LEFT JOIN ledger.entry r ON r.entry_id = e.reverses_entry_id
   LEFT JOIN core.feature pf ON pf.feature_id = e.permit_id
   LEFT JOIN core.feature cf ON cf.feature_id = e.parcel_id
+  LEFT JOIN LATERAL (SELECT p.pin FROM core.parcel p  -- as pub.ledger_entry shows it
+                     WHERE p.plan_area_id = e.plan_area_id AND p.parcel_id = e.parcel_id
+                     ORDER BY p.valid_from DESC LIMIT 1) pp ON true
   WHERE e.plan_area_id = v_plan AND e.effective_on >= v_from AND e.effective_on < v_to
   ORDER BY 1, e.posted_at, e.entry_id;
 END $$;
 COMMENT ON FUNCTION pub.ledger_statement_entry(text, integer, text) IS
   'Detail of the annual ledger statement: every ledger entry of the plan area effective in the '
   'year (ledger.entry.effective_on), with the statement line it falls on (adjustment: posted '
-  'after the year ended in the given time zone, default America/Chicago), its permit, parcel, measure, acres, effect on the balance (credit minus debit) and, for '
+  'after the year ended in the given time zone, default America/Chicago), its permit, parcel '
+  '(pin: its latest version''s PIN in display form, core.pin_display), measure, acres, effect on the balance (credit minus debit) and, for '
   'a reversal, the entry it reverses. acres are the published acres (4 decimals, the figures '
   'the balance views sum), acres_exact the entry''s full precision.';
 

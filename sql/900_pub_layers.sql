@@ -8,9 +8,12 @@
 --   and geom last (typmod geometry in the working CRS, straight from core, so every client
 --   reads the right type and SRID from geometry_columns).
 -- Column comments are copied from core, so the data dictionary has one source.
--- The views call no function of core or ops (area_acres is core.acres() written out): a view
--- reads its tables with its owner's rights, but a function it calls needs EXECUTE by the
--- reader, and the readers (rulem_staff, rulem_gis) execute nothing outside pub.
+-- The views call no function of core or ops but core.pin_display (area_acres is core.acres()
+-- written out): a view reads its tables with its owner's rights, but a function it calls needs
+-- EXECUTE by the reader, which sql/998 grants for exactly the functions pub views call.
+-- A layer with a column pin (parcel) also shows pin_display, the PIN as people read it
+-- (sql/025); pin stays as delivered. Acre columns are numeric(12,4): BI tools read an
+-- unbounded numeric as text or a float.
 -- Restricted layers (3(d) species records) go to schema restricted instead.
 -- History (every version) is in pub.<layer>_history (920_pub_history.sql).
 
@@ -70,14 +73,22 @@ BEGIN
     joined := ARRAY[]::text[];
     docs := ARRAY[]::text[];
     FOR c IN
-      SELECT column_name::text AS name FROM information_schema.columns
+      SELECT column_name::text AS name, data_type::text AS kind FROM information_schema.columns
       WHERE table_schema = 'core' AND table_name = t.table_name
         AND column_name NOT IN ('version_id', 'geom', 'source_fid', 'source_attributes',
                                 'batch_id', 'created_by', 'valid_from', 'valid_to', 'closed_by',
                                 'closed_batch_id')
       ORDER BY ordinal_position
     LOOP
-      sel := sel || format('t.%I', c.name);
+      sel := sel || CASE WHEN c.name LIKE '%acres' AND c.kind = 'numeric'
+                         THEN format('t.%1$I::numeric(12,4) AS %1$I', c.name)
+                         ELSE format('t.%I', c.name) END;
+      IF c.name = 'pin' THEN  -- the PIN as people read it, next to it as delivered
+        sel := sel || 'core.pin_display(t.pin) AS pin_display'::text;
+        docs := docs || ARRAY[['pin_display',
+          'PIN in display form (core.pin_display): NN-NN-NN-NN-NNNN for a 12-digit PIN, '
+          'else as delivered; what tables, CSVs, reports and map labels show.']];
+      END IF;
       CONTINUE WHEN c.name = t.table_name || '_id';
       FOR l IN
         SELECT r.* FROM ops.pub_reference_labels() r
@@ -98,7 +109,7 @@ BEGIN
     sel := sel || ARRAY['t.version_id', 't.valid_from AS version_from', 't.created_by',
                         't.batch_id', 't.source_fid', 't.source_attributes'];
     IF is_poly THEN
-      sel := sel || 'round((ST_Area(t.geom) / 4046.8564224)::numeric, 4) AS area_acres'::text;
+      sel := sel || 'round((ST_Area(t.geom) / 4046.8564224)::numeric, 4)::numeric(12,4) AS area_acres'::text;
     ELSIF is_line THEN
       sel := sel || 'round((ST_Length(t.geom) / 0.3048)::numeric, 0) AS length_ft'::text;
     END IF;

@@ -26,8 +26,8 @@ BEGIN
       'GROUP BY p.plan_area_id, p.code',
       t.table_name, coalesce(t.gtype, 'none'),
       CASE WHEN t.gtype IN ('MULTIPOLYGON', 'POLYGON')
-           THEN 'round(coalesce(sum(ST_Area(l.geom) / 4046.8564224) FILTER (WHERE l.valid_to IS NULL), 0)::numeric, 4)'
-           ELSE 'NULL::numeric' END,
+           THEN 'round(coalesce(sum(ST_Area(l.geom) / 4046.8564224) FILTER (WHERE l.valid_to IS NULL), 0)::numeric, 4)::numeric(12,4)'
+           ELSE 'NULL::numeric(12,4)' END,
       CASE WHEN t.gtype IN ('MULTILINESTRING', 'LINESTRING')
            THEN 'round((coalesce(sum(ST_Length(l.geom)) FILTER (WHERE l.valid_to IS NULL), 0) '
                 '/ 0.3048)::numeric, 0)'

@@ -25,12 +25,21 @@ BEGIN
   LOOP
     target := CASE WHEN t.restricted THEN 'restricted' ELSE 'pub' END;
     view_name := t.table_name || '_history';
-    SELECT string_agg(format('%I', column_name), ', ' ORDER BY ordinal_position) INTO cols
+    SELECT string_agg(CASE WHEN column_name LIKE '%acres' AND data_type = 'numeric'
+                           THEN format('%1$I::numeric(12,4) AS %1$I', column_name)
+                           ELSE format('%I', column_name) END, ', ' ORDER BY ordinal_position)
+      INTO cols
     FROM information_schema.columns
     WHERE table_schema = 'core' AND table_name = t.table_name
       AND column_name NOT IN ('version_id', 'geom', 'valid_from', 'valid_to', 'created_by',
                               'closed_by', 'batch_id', 'closed_batch_id', 'source_fid',
                               'source_attributes');
+    IF EXISTS (SELECT 1 FROM information_schema.columns
+               WHERE table_schema = 'core' AND table_name = t.table_name
+                 AND column_name = 'pin') THEN  -- as in pub.<layer> (sql/900)
+      cols := regexp_replace(cols, '(^|, )pin(, |$)',
+                             '\1pin, core.pin_display(pin) AS pin_display\2');
+    END IF;
     EXECUTE format('DROP VIEW IF EXISTS %I.%I', target, view_name);
     EXECUTE format(
       'CREATE VIEW %I.%I AS SELECT version_id, %s, valid_from, valid_to, valid_to IS NULL AS '
@@ -38,7 +47,7 @@ BEGIN
       'source_attributes%s%s FROM core.%I',
       target, view_name, cols,
       CASE WHEN t.gtype IN ('MULTIPOLYGON', 'POLYGON')
-           THEN ', round((ST_Area(geom) / 4046.8564224)::numeric, 4) AS area_acres'
+           THEN ', round((ST_Area(geom) / 4046.8564224)::numeric, 4)::numeric(12,4) AS area_acres'
            WHEN t.gtype IN ('MULTILINESTRING', 'LINESTRING')
            THEN ', round((ST_Length(geom) / 0.3048)::numeric, 0) AS length_ft'
            ELSE '' END,
@@ -56,6 +65,11 @@ BEGIN
     LOOP
       EXECUTE format('COMMENT ON COLUMN %I.%I.%I IS %L', target, view_name, c.attname, c.doc);
     END LOOP;
+    IF cols LIKE '%pin_display%' THEN
+      EXECUTE format('COMMENT ON COLUMN %I.%I.pin_display IS %L', target, view_name,
+                     'PIN of this version in display form (core.pin_display): '
+                     'NN-NN-NN-NN-NNNN for a 12-digit PIN, else as delivered.');
+    END IF;
     EXECUTE format('COMMENT ON COLUMN %I.%I.is_current IS %L', target, view_name,
                    'True for the current version (valid_to IS NULL).');
     IF t.gtype IN ('MULTIPOLYGON', 'POLYGON') THEN

@@ -1,0 +1,21 @@
+-- 025_pin_display: the one form a PIN is shown in (issue 19, part 5).
+-- Anoka County PINs are 12 digits: section, township, range, quarter and quarter-quarter,
+-- parcel (313223110001). Delivered files write them with dashes, spaces or nothing; people read
+-- them as NN-NN-NN-NN-NNNN (31-32-23-11-0001). A PIN whose letters and digits are not exactly
+-- 12 digits (another county's scheme, a typo, Cambridge's map-lot "127-123") is shown as
+-- delivered: reformatting what we do not understand would hide it.
+-- Letters and digits are ASCII ones here and in the twin, so both read every PIN alike.
+-- Mirrored by rulem_db/pins.py (pin_display), which tests hold to this function.
+-- Published views call it (the grants in sql/998 let their readers execute it).
+
+CREATE OR REPLACE FUNCTION core.pin_display(p_pin text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT CASE WHEN d ~ '^[0-9]{12}$'
+              THEN substr(d, 1, 2) || '-' || substr(d, 3, 2) || '-' || substr(d, 5, 2) || '-'
+                   || substr(d, 7, 2) || '-' || substr(d, 9, 4)
+              ELSE p_pin END
+  FROM (SELECT regexp_replace(p_pin, '[^0-9A-Za-z]', '', 'g') AS d) x
+$$;
+COMMENT ON FUNCTION core.pin_display(text) IS
+  'A PIN as shown in every published table, CSV, report and map label: NN-NN-NN-NN-NNNN when '
+  'its letters and digits are exactly 12 digits (Anoka County), else as delivered.';
