@@ -38,6 +38,10 @@ STRUCTURE_KINDS = ("road", "utility", "passive_recreation", "education", "other"
 STRUCTURE_EXCEPTIONS = ("none", "suspended_6fi", "public_utility_6fii")
 BMP_KINDS = ("infiltration", "pretreatment", "biofiltration", "wet_pond")
 FUNCTION_RATINGS = ("exceptional", "high", "medium", "low", "not_applicable")
+MONITORING_OUTCOMES = ("met", "not_met")
+ASSURANCE_INSTRUMENTS = ("letter_of_credit", "cash_escrow", "bond", "other")
+CONDITION_KINDS = ("declaration", "easement", "vegetation_plan", "surety", "other")
+CONDITION_STATES = ("open", "met", "waived")
 # Catalogue facts of a layer (see Layer).
 INGEST_SCOPES = ("layer", "owner", "none")
 OUTSIDE_PLAN_AREA = ("error", "warning")
@@ -275,8 +279,16 @@ LAYERS: tuple[Layer, ...] = (
                 "(3(f)); recorded even when it found none."),
             Col("public_land", "bool", "The site is public land or right-of-way (6, 6(b): "
                 "agreements and flush or breakaway markers allowed)."),
+            Col("impact_started_on", "date", "Date the permitted wetland impact began (fill, "
+                "excavation or drainage, 7)."),
+            Col("impact_completed_on", "date", "Date the permitted wetland impact was "
+                "completed."),
         ),
         key="permit_no",
+        extra_checks=(
+            ("impact_completed_after_start", "impact_completed_on IS NULL "
+             "OR impact_started_on IS NULL OR impact_completed_on >= impact_started_on"),
+        ),
         ingest_scope="none", editable=True,
     ),
     Layer(
@@ -298,9 +310,17 @@ LAYERS: tuple[Layer, ...] = (
             Col("status_on", "date", "Date the status was reached."),
             Col("planned_type", "text", "Circular 39 type the replacement will create (for "
                 "Figure 5 conformance, 7(c)).", codes=CIRCULAR39_TYPES),
+            Col("constructed_on", "date", "Date construction of the replacement was completed "
+                "(kept on every later version, so a certified feature still says when it was "
+                "built)."),
+            Col("certified_on", "date", "Date the District certified the replacement wetland "
+                "(7(e)); on a certified feature without it, status_on is taken as the "
+                "certification date."),
         ),
         extra_checks=(
             ("has_owner", "permit_id IS NOT NULL OR district_project IS NOT NULL"),
+            ("certified_after_constructed", "certified_on IS NULL OR constructed_on IS NULL "
+             "OR certified_on >= constructed_on"),
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="error",
         legend=("Permits: impact and replacement", 2), editable=True,
@@ -468,6 +488,61 @@ LAYERS: tuple[Layer, ...] = (
         ),
         restricted=True,
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
+    ),
+    Layer(
+        "replacement_monitoring", None, "7(d), 7(e)",
+        "One monitoring year of a replacement feature: the performance standard observed and "
+        "whether it was met (a corrected outcome is a new version; the failure stays in the "
+        "history).",
+        (
+            Col("replacement_id", "ref:replacement", "The monitored replacement feature.", True),
+            Col("monitoring_year", "int", "Monitoring year (calendar year of the observation).",
+                True, check="monitoring_year BETWEEN 1900 AND 2200"),
+            Col("performance_standard", "text", "The performance standard judged, e.g. "
+                "'hydrology: saturated within 12 in for 30 days'.", True),
+            Col("outcome", "text", "Whether the standard was met that year.", True,
+                MONITORING_OUTCOMES),
+            Col("observed_on", "date", "Date of the monitoring observation or report."),
+            Col("notes", "text", "Monitor's notes, corrective action asked for."),
+        ),
+        owner="replacement_id", ingest_scope="none", editable=True,
+    ),
+    Layer(
+        "financial_assurance", None, "3(a)",
+        "Sureties posted for a permit (3(a): \"sureties as required by District Rules B, C, D "
+        "and F\"), optionally for one replacement feature; released_on closes it.",
+        (
+            _permit(),
+            Col("replacement_id", "ref:replacement", "The replacement feature it secures, when "
+                "it secures one."),
+            Col("amount", "numeric", "Amount of the surety, US dollars.", True,
+                check="amount > 0"),
+            Col("instrument", "text", "Form of the surety.", True, ASSURANCE_INSTRUMENTS),
+            Col("posted_on", "date", "Date the surety was posted."),
+            Col("released_on", "date", "Date the District released it (empty: held)."),
+        ),
+        extra_checks=(
+            ("released_after_posted", "released_on IS NULL OR posted_on IS NULL "
+             "OR released_on >= posted_on"),
+        ),
+        owner="permit_id", ingest_scope="none", editable=True,
+    ),
+    Layer(
+        "permit_condition", None, "8, 9, 10",
+        "A condition of issuance of a permit (8, 9: \"As a condition of permit issuance\") and "
+        "its state.",
+        (
+            _permit(),
+            Col("condition", "text", "The condition as written in the permit.", True),
+            Col("kind", "text", "What the condition asks for.", True, CONDITION_KINDS),
+            Col("state", "text", "Open, met or waived.", True, CONDITION_STATES),
+            Col("due_on", "date", "Date the condition must be met by."),
+            Col("met_on", "date", "Date it was met (or waived)."),
+        ),
+        extra_checks=(
+            ("met_has_date", "state = 'open' OR met_on IS NOT NULL"),
+        ),
+        owner="permit_id", ingest_scope="owner", editable=True,
     ),
 )
 
