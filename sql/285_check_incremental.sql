@@ -16,6 +16,8 @@
 --                                                    central wetland, which is not local
 --   a functional assessment or hydroperiod record    permits within reach of its wetland
 --   a replacement without a permit                   the District projects
+--   a replacement's monitoring record                its replacement's permit (or the
+--                                                    District projects)
 --   the plan boundary, central wetland seeds,        everything (a full run)
 --   Figure 5, parameters, reference tables, the
 --   check catalogue, or the checks' SQL itself
@@ -182,6 +184,15 @@ BEGIN
       INSERT INTO recheck SELECT DISTINCT 'district', NULL::bigint,
                                  'replacement of a District project changed'
       FROM pg_temp.changed_rows c WHERE c.permit_id IS NULL;
+    END IF;
+    IF v_layer = 'replacement_monitoring' THEN  -- the monitored replacement's owner
+      INSERT INTO recheck
+      SELECT DISTINCT CASE WHEN r.permit_id IS NULL THEN 'district' ELSE 'permit' END,
+             r.permit_id, 'monitoring of a replacement of the '
+             || CASE WHEN r.permit_id IS NULL THEN 'District project' ELSE 'permit' END
+             || ' changed'
+      FROM pg_temp.changed_rows c
+      JOIN core.replacement r ON r.replacement_id = c.replacement_id AND r.valid_to IS NULL;
     END IF;
     IF v_layer = 'parcel' THEN
       INSERT INTO recheck
