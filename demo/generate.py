@@ -41,7 +41,9 @@ permit case what it exercises                                impact ac credit ac
             land: buffer agreement, flush markers, 8 ft trail
             (74.02 ft of the 82.02 ft buffer count)
 24-004 4    narrow buffer: 100 m stretch 40 ft wide, mean     1.7297    2.2239    +0.4942
-            47.50 ft < 50; 12 ft trail (> 10 ft) enclosed
+            47.50 ft < 50; 12 ft trail (> 10 ft) enclosed;
+            its certified basin failed the 2025 vegetation
+            standard (7(e)): credit counted, surety held
 24-005 5    markers: none at the x=1500 lot line, gaps of     0.8303    1.4826    +0.6523
             328.08 ft and 492.13 ft (> 200 ft); forcemain
             trenched 3x120 m through W-003 under a variance
@@ -88,7 +90,11 @@ permit case what it exercises                                impact ac credit ac
 Also: a District project replacement (2.9653 ac certified, no permit), a re-delineation of
 24-001's site approved 2025-09-16 (W-101, W-102: the filled W-010 is gone, the replacement
 basin is wetland; 24-001's impact and credit must not change, being measured as of 2024-04-09),
-and a submitted, never approved delineation (W-201) that the ledger must ignore.
+and a submitted, never approved delineation (W-201) that the ledger must ignore. Each decided
+permit's records (``_build_permit_records``): impact dates, conditions of issuance, a surety per
+wetland replacement feature, and two performance standards monitored in the year each
+certified replacement was certified; only 24-004's vegetation is not met. None of them moves a
+ledger figure.
 
 Choices that keep each case independent of how a checker reads the rule: every impact is on
 an isolated wetland (the CWMP's premise: develop upland, aggregate wetland), so the protected
@@ -153,6 +159,7 @@ import sys
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +192,8 @@ LOAD_ORDER: tuple[str, ...] = (
     "permit", "delineation", "wetland", "functional_assessment", "ditch", "impact",
     "replacement", "credit_transfer", "buffer", "trail", "buffer_marker", "easement",
     "declaration", "impervious", "grading", "structure", "land_cover", "subwatershed", "bmp",
-    "hydroperiod", "species_record",
+    "hydroperiod", "species_record", "replacement_monitoring", "financial_assurance",
+    "permit_condition",
 )
 
 # TR-55 Table 2-2a rows the demo's land_cover uses; core.tr55_cover must hold these codes.
@@ -435,6 +443,9 @@ class Site:
     ditch_determination: str | None = "ditch"
     easement: bool = True  # recorded (a condition of issuance: none while under review)
     land_cover_gap: Rect | None = None  # part of the subwatershed the land cover leaves blank
+    # Performance standards (keys of PERFORMANCE_STANDARDS) its certified replacement did not
+    # meet in its first monitoring year (7(e) replacement_certification).
+    monitoring_not_met: tuple[str, ...] = ()
 
 
 def _along(y: float, xs: Iterable[float]) -> tuple[XY, ...]:
@@ -515,6 +526,7 @@ SITES: tuple[Site, ...] = (
         markers=(*_along(880 - 16 - 12 * FT_M, range(1000, 1151, 50)),
                  *_along(880 - 40 * FT_M, range(1150, 1251, 50))),
         trails=(((1000, 880 - 16 - 12 * FT_M, 1150, 864), 12.0),),
+        monitoring_not_met=("vegetation",),
     ),
     Site(
         "24-005", "North Metro Homes Inc.",
@@ -726,6 +738,21 @@ FIRST_EDITION = 8  # SITES[:8] are the demo's first eight permits (see build)
 CROSSES_PLAN: tuple[str, ...] = ("24-011",)  # permits whose replacement crosses the boundary
 OUTSIDE_PLAN_MAX_M = 50.0
 SITE_BY_PERMIT: dict[str, Site] = {s.permit_no: s for s in SITES}
+
+# Replacement records (_build_permit_records): monitoring standards judged each year, the
+# surety per acre of replacement, and the dates that follow from a replacement's status date.
+PERFORMANCE_STANDARDS: dict[str, str] = {
+    "hydrology": "hydrology: saturated within 12 in of the surface for 14 consecutive days of "
+                 "the growing season",
+    "vegetation": "vegetation: native hydrophytes cover at least 50 %, invasive species less "
+                  "than 10 %",
+}
+MONITORING_DAY = "09-20"  # the yearly monitoring visit, late growing season
+MONITORING_FAILURE_NOTE = ("reed canary grass covers about 35 % of the basin; the District asks "
+                           "for control and reseeding before the surety is released")
+CONSTRUCTION_TO_CERTIFIED = 60  # days between construction and certification
+IMPACT_DAYS = 30  # days from the start of a permit's impact to its completion
+SURETY_USD_PER_ACRE = 10_000.0
 
 TRANSFERS: tuple[tuple[str, str, float, str], ...] = (
     ("24-001", "24-002", 0.15, "2025-07-10"),
@@ -1042,7 +1069,18 @@ def _build_permits(c: Collector) -> None:
               vegetation_plan_on=s.tep_on if s.buffer and s.vegetation_plan else None,
               public_land=s.buffer_public,
               species_assessment_on=s.species_assessment_on,
-              ditch_determined_on=s.applied_on if s.ditch_determination == "permit" else None)
+              ditch_determined_on=s.applied_on if s.ditch_determination == "permit" else None,
+              **_impact_dates(s))
+
+
+def _impact_dates(s: Site) -> dict[str, str | None]:
+    """A decided permit's impact began the day its conditions were due (``_recorded_on``) and
+    was completed IMPACT_DAYS later; no impact, or undecided: none."""
+    if not s.impacts or s.decided_on is None:
+        return {"impact_started_on": None, "impact_completed_on": None}
+    started = date.fromisoformat(_recorded_on(s))
+    return {"impact_started_on": started.isoformat(),
+            "impact_completed_on": (started + timedelta(days=IMPACT_DAYS)).isoformat()}
 
 
 def _study_area(key: str) -> BaseGeometry:
@@ -1145,7 +1183,19 @@ def _site_ledger(c: Collector, s: Site) -> None:
     for component, status, r, status_on, *planned in s.replacements:
         c.add("replacement", c.next_key("R"), rect(r), permit_key=s.permit_no,
               component=component, status=status, status_on=status_on,
-              planned_type=planned[0] if planned else None)
+              planned_type=planned[0] if planned else None,
+              **_milestones(status, status_on))
+
+
+def _milestones(status: str, status_on: str) -> dict[str, str | None]:
+    """A replacement's construction and certification dates: built CONSTRUCTION_TO_CERTIFIED
+    days before it was certified, certified on its status date."""
+    if status == "proposed":
+        return {"constructed_on": None, "certified_on": None}
+    if status == "constructed":
+        return {"constructed_on": status_on, "certified_on": None}
+    built = date.fromisoformat(status_on) - timedelta(days=CONSTRUCTION_TO_CERTIFIED)
+    return {"constructed_on": built.isoformat(), "certified_on": status_on}
 
 
 def _site_buffer(c: Collector, s: Site, docs: Iterable[str]) -> str | None:
@@ -1248,10 +1298,64 @@ def _build_plan_records(c: Collector) -> None:
               to_permit_key=taker, acres=amount, transferred_on=on)
     name, r, on = DISTRICT_PROJECT
     c.add("replacement", c.next_key("R"), rect(r), permit_key=None, district_project=name,
-          component="wetland", status="certified", status_on=on)
+          component="wetland", status="certified", status_on=on,
+          **_milestones("certified", on))
     species, r, observed, status = SPECIES
     c.add("species_record", c.next_key("SR"), rect(r), permit_key="24-003", species=species,
           observed_on=observed, status=status)
+
+
+def _build_permit_records(c: Collector) -> None:
+    """Monitoring years, sureties and conditions of issuance, after every other feature (no
+    other key shifts): for each decided permit, a surety per wetland replacement feature at
+    SURETY_USD_PER_ACRE (letter of credit; a bond on public land), released on certification
+    but where monitoring failed; every PERFORMANCE_STANDARDS standard observed in the year of
+    certification on each certified wetland replacement, met but where the site says
+    (``monitoring_not_met``); conditions of issuance for its declarations, easement and
+    sureties, met when recorded or posted; and the impact dates of a permit with impacts (on
+    the permit records, see _build_permits)."""
+    replacements = {f.key: f for f in c.layers["replacement"]}
+    for s in SITES:
+        if s.decided_on is None:
+            continue
+        mine = [f for f in replacements.values()
+                if f.attrs.get("permit_key") == s.permit_no
+                and f.attrs["component"] == "wetland"]
+        for f in mine:
+            held = bool(s.monitoring_not_met)
+            certified_on = f.attrs["certified_on"]
+            c.add("financial_assurance", c.next_key("SU"), None, permit_key=s.permit_no,
+                  replacement_key=f.key,
+                  amount=surety_usd(f.geom.area),
+                  instrument="bond" if s.buffer_public else "letter_of_credit",
+                  posted_on=_recorded_on(s),
+                  released_on=None if held or certified_on is None else certified_on)
+            if certified_on is None:
+                continue
+            year = int(certified_on[:4])
+            for standard, words in PERFORMANCE_STANDARDS.items():
+                failed = standard in s.monitoring_not_met
+                c.add("replacement_monitoring", c.next_key("RM"), None,
+                      replacement_key=f.key, monitoring_year=year,
+                      performance_standard=words, outcome="not_met" if failed else "met",
+                      observed_on=f"{year}-{MONITORING_DAY}",
+                      notes=MONITORING_FAILURE_NOTE if failed else None)
+        recorded = _recorded_on(s)
+        conditions = [("declaration", f"Record the {kind} declaration",
+                       kind != "buffer" or s.buffer_declared) for kind in s.declarations]
+        if s.easement:
+            conditions.append(("easement", "Convey and record the easement of section 8", True))
+        if mine:
+            conditions.append(("surety", "Post the replacement surety", True))
+        for kind, words, met in conditions:
+            c.add("permit_condition", c.next_key("PC"), None, permit_key=s.permit_no,
+                  condition=words, kind=kind, state="met" if met else "open",
+                  due_on=recorded, met_on=recorded if met else None)
+
+
+def surety_usd(area_m2: float) -> float:
+    """A replacement's surety: SURETY_USD_PER_ACRE per acre, to the next 100 dollars."""
+    return float(-(-round(acres(area_m2) * SURETY_USD_PER_ACRE) // 100) * 100)
 
 
 def build(seed: int = DEFAULT_SEED) -> dict[str, list[Feature]]:
@@ -1273,6 +1377,7 @@ def build(seed: int = DEFAULT_SEED) -> dict[str, list[Feature]]:
     _build_plan_records(c)
     for i, s in enumerate(SITES[FIRST_EDITION:], start=FIRST_EDITION):
         _build_site(c, s, docs[4 * i: 4 * i + 4])
+    _build_permit_records(c)
     return c.layers
 
 

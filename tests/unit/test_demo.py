@@ -530,6 +530,40 @@ def test_other_replacement_states_and_district_project(d: Demo) -> None:
                   demo.PLAN_FACTS["district_project_credit_acres"])
 
 
+def test_replacement_records(d: Demo) -> None:
+    """Monitoring and sureties (cases.toml [plan_facts] and 24-004's case), from the files: one
+    surety per wetland replacement feature of a decided permit, held while monitoring failed or
+    before certification; each certified one monitored in its year of certification; the
+    milestone dates in order."""
+    wetland = {f["feature_key"]: f for f in d.features("replacement")
+               if f["component"] == "wetland" and not _blank(f["permit_key"])}
+    certified = {k for k, f in wetland.items() if f["status"] == "certified"}
+    monitoring = d.rows["replacement_monitoring"]
+    assert len(monitoring) == demo.PLAN_FACTS["monitoring_records"]
+    assert {m["replacement_key"] for m in monitoring} == certified
+    for m in monitoring:
+        assert m["monitoring_year"] == wetland[m["replacement_key"]]["certified_on"][:4]
+    not_met = [m for m in monitoring if m["outcome"] == "not_met"]
+    assert len(not_met) == demo.PLAN_FACTS["monitoring_not_met"]
+    for case_no, case in demo.DEMO_CASES.items():
+        failed = [f"{m['monitoring_year']} {m['performance_standard'].split(':')[0]}"
+                  for m in not_met if wetland[m["replacement_key"]]["permit_key"] == case_no]
+        assert tuple(failed) == case.get("monitoring_not_met", ())
+        assert bool(failed) == ("7(e) replacement_certification" in case["fails"])
+    sureties = d.rows["financial_assurance"]
+    assert len(sureties) == demo.PLAN_FACTS["sureties"]
+    assert sorted(s["replacement_key"] for s in sureties) == sorted(wetland)
+    held = [s for s in sureties if _blank(s["released_on"])]
+    assert len(held) == demo.PLAN_FACTS["sureties_held"]
+    [surety_4] = [s for s in held if s["permit_key"] == "24-004"]
+    assert float(surety_4["amount"]) == demo.DEMO_CASES["24-004"]["surety_held_usd"]
+    for f in wetland.values():
+        if f["status"] == "certified":
+            assert f["constructed_on"] < f["certified_on"] == f["status_on"]
+        elif f["status"] == "constructed":
+            assert f["constructed_on"] == f["status_on"] and _blank(f["certified_on"])
+
+
 def test_transfers_within_surplus(d: Demo) -> None:
     for giver in {r["from_permit_key"] for r in d.rows["credit_transfer"]}:
         surplus = _credit_geometry(d, giver).area / ACRE - _impact_acres(d, giver)
