@@ -1,7 +1,9 @@
 -- 940_layer_styles: a default QGIS style for every published map layer, in QGIS's own
 -- public.layer_styles table (revision 0006), so that a layer added from the database browser
--- opens styled: balances by status, findings by severity, buffer transects by pass or fail,
--- wetland by whether its delineation is approved, and so on.
+-- opens styled: balances by status, findings by severity (pub.severity_style, the palette
+-- every client shares), buffer transects by pass or fail, wetland by whether its delineation
+-- is approved, and so on; parcels, impacts, replacement areas and findings labelled (PIN in
+-- display form, permit number, check code) at site scale only, 1:1 to 1:10,000.
 --
 -- How QGIS finds a row (QGIS 3.22, postgres provider): f_table_catalog = the database's name,
 -- f_table_schema / f_table_name = the layer, f_geometry_column = its geometry column, and type
@@ -35,6 +37,27 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 COMMENT ON FUNCTION ops.xml_attr(text) IS 'Text escaped for an XML attribute value.';
 
+-- The severity palette: error red, warning orange, info blue, the same in QGIS (the finding
+-- rules below read it), the report maps and tables (rulem_db/reports/palette.py, held to this
+-- view by tests/test_publish_look.py) and the web, which reads it here.
+CREATE OR REPLACE VIEW pub.severity_style AS
+  SELECT * FROM (VALUES
+    ('error', 1, 'Error', '#d7191c', 'circle'),
+    ('warning', 2, 'Warning', '#d95f02', 'triangle'),
+    ('info', 3, 'Info', '#2166ac', 'square')
+  ) AS s(severity, rank, label, colour, marker);
+COMMENT ON VIEW pub.severity_style IS
+  'The colour of each finding severity, the same in the QGIS default styles, the report maps '
+  'and tables and the web: error red, warning orange, info blue.';
+COMMENT ON COLUMN pub.severity_style.severity IS 'Finding severity (pub.finding.severity).';
+COMMENT ON COLUMN pub.severity_style.rank IS 'Order of severity, 1 the most severe.';
+COMMENT ON COLUMN pub.severity_style.label IS 'The word a legend shows.';
+COMMENT ON COLUMN pub.severity_style.colour IS
+  'Colour as #rrggbb (each contrasts with white at least 3:1, red and blue 4.5:1).';
+COMMENT ON COLUMN pub.severity_style.marker IS
+  'QGIS marker shape of a point finding (circle, triangle, square), so severities differ in '
+  'shape as well as colour.';
+
 -- The look of each layer. One row per rule; a rule draws the features matching its filter (a
 -- QGIS expression; NULL: every feature; 'ELSE': those no other rule drew). attr names the
 -- column the filter reads: when a view lacks it, the layer gets the neutral style instead of
@@ -46,7 +69,7 @@ CREATE OR REPLACE FUNCTION ops.layer_style_rule()
 RETURNS TABLE (layer text, pos integer, attr text, label text, filter text, fill text,
                alpha integer, pattern text, outline text, width numeric, line text,
                size numeric, shape text)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT * FROM (VALUES
     ('cwmp_area', 1, NULL, 'CWMP plan area', NULL, NULL, 0, 'solid', '#000000', 0.8, 'solid', NULL::numeric, NULL),
     ('central_wetland_seed', 1, NULL, 'Central wetland complex (as mapped)', NULL, '#08519c', 255, 'b_diagonal', '#08519c', 0.5, 'dash', NULL, NULL),
@@ -108,16 +131,22 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     ('plan_balance', 2, 'status', 'Plan area balanced', '"status" = ''balanced''', NULL, 0, 'solid', '#fdae61', 1.0, 'solid', NULL, NULL),
     ('plan_balance', 3, 'status', 'Plan area in surplus', '"status" = ''surplus''', NULL, 0, 'solid', '#1a9641', 1.0, 'solid', NULL, NULL),
     ('plan_balance', 4, 'status', 'No impact or credit', 'ELSE', NULL, 0, 'solid', '#737373', 1.0, 'solid', NULL, NULL),
-    -- Checks: findings by severity (hatched, so the features at fault show through), buffer
-    -- transects and subwatershed volumes by pass or fail.
-    ('finding', 1, 'severity', 'Error', '"severity" = ''error''', '#d7191c', 255, 'f_diagonal', '#d7191c', 0.8, 'solid', 3.0, 'circle'),
-    ('finding', 2, 'severity', 'Warning', '"severity" = ''warning''', '#fd8d3c', 255, 'f_diagonal', '#fd8d3c', 0.8, 'solid', 3.0, 'triangle'),
-    ('finding', 3, 'severity', 'Info', 'ELSE', '#2c7bb6', 255, 'f_diagonal', '#2c7bb6', 0.6, 'solid', 2.6, 'square'),
+    -- Checks: buffer transects and subwatershed volumes by pass or fail (findings: below).
     ('buffer_transect', 1, 'outcome', 'Transect fails: narrower than the minimum (6(c))', '"outcome" = ''fail''', '#d7191c', 255, 'solid', '#d7191c', 0.6, 'solid', NULL, NULL),
     ('buffer_transect', 2, 'outcome', 'Transect passes (6(c))', 'ELSE', '#1a9641', 255, 'solid', '#1a9641', 0.3, 'solid', NULL, NULL),
     ('stormwater_volume', 1, 'outcome', 'Subwatershed short of 5(c) volume', '"outcome" = ''fail''', NULL, 0, 'solid', '#d7191c', 0.8, 'dash', NULL, NULL),
     ('stormwater_volume', 2, 'outcome', 'Subwatershed meets 5(c)', 'ELSE', NULL, 0, 'solid', '#1a9641', 0.6, 'dash', NULL, NULL)
   ) AS r(layer, pos, attr, label, filter, fill, alpha, pattern, outline, width, line, size, shape)
+  UNION ALL
+  -- Findings by severity in the palette's colours (hatched, so the features at fault show
+  -- through); the last severity takes whatever the others did not draw.
+  SELECT 'finding', s.rank, 'severity', s.label,
+         CASE WHEN s.rank = max(s.rank) OVER () THEN 'ELSE'
+              ELSE format('"severity" = %L', s.severity) END,
+         s.colour, 255, 'f_diagonal', s.colour,
+         CASE WHEN s.rank = max(s.rank) OVER () THEN 0.6 ELSE 0.8 END, 'solid',
+         CASE WHEN s.rank = max(s.rank) OVER () THEN 2.6 ELSE 3.0 END, s.marker
+  FROM pub.severity_style s
 $$;
 COMMENT ON FUNCTION ops.layer_style_rule() IS
   'The default look of each published layer: the rules sql/940_layer_styles.sql turns into '
@@ -168,6 +197,53 @@ COMMENT ON FUNCTION ops.qml_symbol(text, integer, text, integer, text, text, num
                                    numeric, text) IS
   'A QGIS symbol (QML) of kind fill, line or marker, from a style rule.';
 
+-- Labels at site scale: which column labels a layer, and down to which scale (the largest
+-- scale denominator) the labels show. Parcels by their PIN in display form (sql/025), impacts
+-- and replacement areas by their permit, findings by their check; beyond 1:10,000 the labels
+-- would hide the map, so they show only from 1:1 to 1:10,000. A layer whose view lacks the
+-- column is drawn without labels.
+CREATE OR REPLACE FUNCTION ops.layer_label_rule()
+RETURNS TABLE (layer text, field text, max_scale integer)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  VALUES ('parcel', 'pin_display', 10000), ('parcel_balance', 'pin', 10000),
+         ('impact', 'permit_no', 10000), ('replacement', 'permit_no', 10000),
+         ('finding', 'check_code', 10000)
+$$;
+COMMENT ON FUNCTION ops.layer_label_rule() IS
+  'The column that labels each published layer in its QGIS default style, and the largest '
+  'scale denominator at which the labels show (site scale: 1:1 to 1:10,000).';
+
+-- The QGIS labeling element of a layer drawn as p_kind, or '' when it has no label rule or
+-- its view lacks the column. Dark text with a white halo, readable on every fill; placed at
+-- the centroid of an area, along a line, around a point.
+CREATE OR REPLACE FUNCTION ops.qml_labeling(p_layer text, p_kind text, p_has_attrs text[])
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT coalesce((
+    SELECT format('<labeling type="simple"><settings calloutType="simple">'
+                  '<text-style fieldName="%s" isExpression="0" fontFamily="Sans Serif" '
+                  'namedStyle="Regular" fontSize="8" fontSizeUnit="Point" fontWeight="50" '
+                  'fontItalic="0" textColor="%s" textOpacity="1" multilineHeight="1">'
+                  '<text-buffer bufferDraw="1" bufferSize="0.8" bufferSizeUnits="MM" '
+                  'bufferColor="%s" bufferOpacity="0.9" bufferNoFill="1" bufferJoinStyle="128"/>'
+                  '</text-style><text-format wrapChar="" multilineAlign="3"/>'
+                  '<placement placement="%s" dist="%s" distUnits="MM" priority="5" '
+                  'centroidInside="1" centroidWhole="0" fitInPolygonOnly="0" '
+                  'placementFlags="10" overrunDistance="0" overrunDistanceUnit="MM"/>'
+                  '<rendering scaleVisibility="1" scaleMin="1" scaleMax="%s" obstacle="1" '
+                  'displayAll="0" upsidedownLabels="0" labelPerPart="0" mergeLines="0" '
+                  'limitNumLabels="0" maxNumLabels="2000" minFeatureSize="0" drawLabels="1" '
+                  'fontLimitPixelSize="0" fontMinPixelSize="3" fontMaxPixelSize="10000"/>'
+                  '</settings></labeling>',
+                  ops.xml_attr(r.field), ops.qml_color('#252525'), ops.qml_color('#ffffff'),
+                  CASE p_kind WHEN 'marker' THEN 0 WHEN 'line' THEN 2 ELSE 1 END,
+                  CASE p_kind WHEN 'marker' THEN 1.5 ELSE 0 END, r.max_scale)
+    FROM ops.layer_label_rule() r
+    WHERE r.layer = p_layer AND r.field = ANY (p_has_attrs)), '')
+$$;
+COMMENT ON FUNCTION ops.qml_labeling(text, text, text[]) IS
+  'The QGIS labeling element (QML) of a layer''s default style: its label column at site '
+  'scale (ops.layer_label_rule), or empty.';
+
 -- The style document of a layer drawn as p_kind (fill, line, marker) from its rules.
 CREATE OR REPLACE FUNCTION ops.qml_style(p_layer text, p_kind text, p_has_attrs text[])
 RETURNS text LANGUAGE plpgsql STABLE AS $$
@@ -176,6 +252,7 @@ DECLARE
   rules text := '';
   symbols text := '';
   renderer text;
+  labeling text;
   n integer := 0;
   use_rules boolean;
 BEGIN
@@ -201,15 +278,19 @@ BEGIN
   renderer := format('<renderer-v2 type="RuleRenderer" symbollevels="0" forceraster="0" '
                      'enableorderby="0" referencescale="-1"><rules key="{rulem-%s-root}">%s'
                      '</rules><symbols>%s</symbols></renderer-v2>', p_layer, rules, symbols);
+  labeling := ops.qml_labeling(p_layer, p_kind, p_has_attrs);
   RETURN '<!DOCTYPE qgis PUBLIC ''http://mrcc.com/qgis.dtd'' ''SYSTEM''>'
-      || '<qgis version="3.22.0" styleCategories="Symbology">' || renderer
+      || format('<qgis version="3.22.0" styleCategories="Symbology|Labeling" labelsEnabled="%s">',
+                CASE WHEN labeling = '' THEN 0 ELSE 1 END)
+      || renderer || labeling
       || '<blendMode>0</blendMode><featureBlendMode>0</featureBlendMode>'
       || format('<layerGeometryType>%s</layerGeometryType>',
                 CASE p_kind WHEN 'marker' THEN 0 WHEN 'line' THEN 1 ELSE 2 END)
       || '</qgis>';
 END $$;
 COMMENT ON FUNCTION ops.qml_style(text, text, text[]) IS
-  'QGIS style document (QML, rule-based renderer) of a layer drawn as fill, line or marker.';
+  'QGIS style document (QML, rule-based renderer and site-scale labels) of a layer drawn as '
+  'fill, line or marker.';
 
 CREATE OR REPLACE FUNCTION ops.seed_layer_styles() RETURNS integer
 LANGUAGE plpgsql AS $$

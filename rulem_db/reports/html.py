@@ -14,6 +14,8 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rulem_db.reports.palette import SEVERITY_COLOURS
+
 CSS = """
 body { font-family: "Segoe UI", Helvetica, Arial, sans-serif; color: #1a1a1a; margin: 24px;
        max-width: 1300px; line-height: 1.35; }
@@ -39,9 +41,6 @@ tr.total td { font-weight: 600; background: #f7f7f7; }
 .s-balanced { background: #bdbdbd; }
 .s-surplus { background: #31a354; color: #fff; }
 .s-none { background: #fff; border: 1px solid #bbb; }
-.s-error { background: #6a3d9a; color: #fff; }
-.s-warning { background: #ff7f00; color: #fff; }
-.s-info { background: #1f78b4; color: #fff; }
 .s-done { background: #31a354; color: #fff; }
 .s-partial { background: #e0a100; }
 .s-failed { background: #c62828; color: #fff; }
@@ -50,7 +49,9 @@ img.map { max-width: 100%; border: 1px solid #ccc; }
 .grid { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
 code { background: #f3f3f3; padding: 0 3px; }
 @media print { body { margin: 8mm; } h2 { page-break-after: avoid; } }
-"""
+""" + "".join(  # finding severities in the palette QGIS, the maps and the web share
+    f".s-{severity} {{ background: {colour}; color: #fff; }}\n"
+    for severity, colour in SEVERITY_COLOURS.items())
 
 STATUS_WORDS = ("deficit", "balanced", "surplus", "none", "error", "warning", "info", "done",
                 "partial", "failed")

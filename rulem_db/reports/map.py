@@ -4,7 +4,10 @@ Why pictures and not a web map: the morning report must show, at a glance and of
 the plan area is in deficit and where the checks failed; a PNG does that in any mail client.
 The data comes from the database (GeoDataFrames read back from pub and checks); this module
 only draws. Colours follow the spec's reading of a balance: deficit red, balanced grey,
-surplus green, none white; findings are drawn by severity in colours no balance uses.
+surplus green, none white; findings are drawn by severity in the palette every client shares
+(reports/palette.py: error red, warning orange, info blue, as QGIS and the web draw them).
+At site scale (1:10,000 or closer, as in the QGIS styles) parcels carry their PIN in display
+form (rulem_db/pins.py), so a map of a permit's site reads like the table beside it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display: reports are written by servers and tests
 
+import matplotlib.patheffects as pe  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import shapely  # noqa: E402
@@ -23,11 +27,17 @@ from matplotlib.collections import LineCollection, PolyCollection  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from rulem_db.pins import pin_display  # noqa: E402
+from rulem_db.reports.palette import SEVERITY_COLOURS  # noqa: E402
+
 BALANCE_COLOURS = {"deficit": "#d7301f", "balanced": "#bdbdbd", "surplus": "#31a354",
                    "none": "#ffffff"}
-SEVERITY_COLOURS = {"error": "#6a3d9a", "warning": "#ff7f00", "info": "#1f78b4"}
 OUTLINE = "#111111"
 MAX_EDGED_PARCELS = 20_000
+# Parcels are labelled at 1:SITE_SCALE or closer, as the QGIS default styles label them
+# (ops.layer_label_rule in sql/940_layer_styles.sql); beyond it labels would hide the map.
+SITE_SCALE = 10_000
+METRES_PER_INCH = 0.0254
 
 
 def _legend_handles(parcels: gpd.GeoDataFrame, findings: gpd.GeoDataFrame | None,
@@ -92,15 +102,51 @@ def _draw_findings(ax, findings: gpd.GeoDataFrame) -> None:
                        zorder=6)
 
 
+def map_scale(ax, fig) -> float:
+    """The scale denominator of a drawn map (the working CRS is in metres): ground metres per
+    metre of paper across the axes, once their aspect is fixed."""
+    ax.apply_aspect()
+    width_in = ax.get_position().width * fig.get_figwidth()
+    x0, x1 = ax.get_xlim()
+    if not width_in or not (x1 - x0) or x1 - x0 != x1 - x0:
+        return float("inf")
+    return abs(x1 - x0) / (width_in * METRES_PER_INCH)
+
+
+def parcel_labels(parcels: gpd.GeoDataFrame) -> list[tuple[float, float, str]]:
+    """(x, y, PIN in display form) of each parcel with a PIN: at a point inside the parcel
+    (a centroid can fall outside an L-shaped lot)."""
+    if "pin" not in parcels.columns or not len(parcels):
+        return []
+    have = parcels[parcels["pin"].notna() & parcels.geometry.notna()
+                   & ~parcels.geometry.is_empty]
+    points = shapely.point_on_surface(np.asarray(have.geometry.values))
+    return [(p.x, p.y, pin_display(str(pin)))
+            for p, pin in zip(points, have["pin"], strict=True)]
+
+
+def _label_parcels(ax, fig, parcels: gpd.GeoDataFrame) -> int:
+    """PIN labels when the map is at site scale; returns how many were drawn."""
+    if not len(parcels) or "pin" not in parcels.columns or map_scale(ax, fig) > SITE_SCALE:
+        return 0
+    labels = parcel_labels(parcels)
+    halo = [pe.withStroke(linewidth=2.2, foreground="white")]
+    for x, y, text in labels:
+        ax.text(x, y, text, ha="center", va="center", fontsize=6.5, color="#252525",
+                zorder=9, path_effects=halo, clip_on=True)
+    return len(labels)
+
+
 def balance_map(parcels: gpd.GeoDataFrame, findings: gpd.GeoDataFrame | None,
                 outline: gpd.GeoDataFrame | None, title: str,
                 highlight: set[int] | None = None, size: tuple[float, float] = (11, 8.5),
                 dpi: int = 110) -> bytes:
     """The PNG of a balance map.
 
-    parcels needs columns status and geometry (parcel_id for highlight); findings severity and
-    geometry; outline a geometry. highlight: parcel ids drawn with a thick black edge (the
-    parcels that changed since the previous run).
+    parcels needs columns status and geometry (parcel_id for highlight, pin for the labels
+    a map at site scale carries); findings severity and geometry; outline a geometry.
+    highlight: parcel ids drawn with a thick black edge (the parcels that changed since the
+    previous run).
     """
     fig, ax = plt.subplots(figsize=size, dpi=dpi)
     try:
@@ -137,6 +183,7 @@ def balance_map(parcels: gpd.GeoDataFrame, findings: gpd.GeoDataFrame | None,
                   frameon=False)
         _scale_bar(ax)
         fig.tight_layout()
+        _label_parcels(ax, fig, parcels)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", bbox_inches="tight", pad_inches=0.15)
         return buf.getvalue()

@@ -1,0 +1,20 @@
+"""The severity palette: one look for a finding wherever it is drawn (issue 19, part 5).
+
+Error red, warning orange, info blue, in QGIS (sql/940_layer_styles.sql, which publishes the
+same values as pub.severity_style for the web), the report maps (reports/map.py), the report
+tables (reports/html.py) and the permit report. tests/test_publish_look.py holds this
+dictionary to pub.severity_style.
+
+Why these values: each stands out on white paper and on a light basemap (contrast with white
+5.2:1, 3.8:1 and 5.9:1, at least the 3:1 WCAG asks of graphics; red and blue pass 4.5:1 for
+text too), and none is a colour a balance status uses. QGIS also tells them apart by marker
+shape (circle, triangle, square) for readers who cannot tell red from orange.
+"""
+
+from __future__ import annotations
+
+SEVERITY_COLOURS: dict[str, str] = {
+    "error": "#d7191c",
+    "warning": "#d95f02",
+    "info": "#2166ac",
+}
