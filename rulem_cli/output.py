@@ -27,12 +27,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
+PLACES = 4  # acres, and every other decimal figure, as the published views round them
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, decimal.Decimal | float):
-        return f"{value:,.4f}"
+        return f"{value:,.{PLACES}f}"
     return str(_plain(value))
+
+
+def _csv_cell(value: Any) -> Any:
+    """A CSV value: a decimal figure rounded as the table prints it (no thousands separator,
+    so spreadsheets read it as a number), so the CSV and the table show the same figure."""
+    if isinstance(value, decimal.Decimal | float) and not isinstance(value, bool):
+        return f"{value:.{PLACES}f}"
+    return _plain(value)
 
 
 def emit(columns: Sequence[str], rows: Iterable[Sequence[Any]], fmt: str = "table",
@@ -48,7 +59,7 @@ def emit(columns: Sequence[str], rows: Iterable[Sequence[Any]], fmt: str = "tabl
     if fmt == "csv":
         writer = csv.writer(out)
         writer.writerow(columns)
-        writer.writerows([[_plain(v) for v in r] for r in rows])
+        writer.writerows([[_csv_cell(v) for v in r] for r in rows])
         return
     cells = [[_cell(v) for v in r] for r in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]

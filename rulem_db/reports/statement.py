@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import decimal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,10 +88,14 @@ def stem(statement: Statement) -> str:
 
 
 def _csv_value(value: Any) -> Any:
+    """A CSV value as the statement's tables print it: acres to 4 decimals (also a sum that
+    came back as 0), entry ids space separated."""
     if isinstance(value, list):
         return " ".join(str(v) for v in value)
     if isinstance(value, dt.datetime):
         return value.isoformat()
+    if isinstance(value, decimal.Decimal | float):
+        return f"{value:.4f}"
     return "" if value is None else value
 
 
