@@ -24,6 +24,19 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+# pub.finding (mixed geometry) is split by geometry type, as the nightly's findings.gpkg is:
+# layer -> (the rows it takes, its geometry type in the GeoPackage, what its description adds).
+FINDING_SPLIT = {
+    "finding_point": ("ST_GeometryType(geom) IN ('ST_Point', 'ST_MultiPoint')", "MULTIPOINT",
+                      "points"),
+    "finding_line": ("ST_GeometryType(geom) IN ('ST_LineString', 'ST_MultiLineString')",
+                     "MULTILINESTRING", "lines"),
+    "finding_area": ("ST_GeometryType(geom) IN ('ST_Polygon', 'ST_MultiPolygon')",
+                     "MULTIPOLYGON", "areas"),
+    "finding_list": ("geom IS NULL", None, "those without a place (no geometry)"),
+}
+
+
 def _truth(url: str, history: bool = False) -> dict[str, tuple[int, str | None, str]]:
     eng = sa.create_engine(url)
     try:
@@ -35,10 +48,15 @@ def _truth(url: str, history: bool = False) -> dict[str, tuple[int, str | None, 
                 "  AND g.f_table_name = c.relname "
                 "WHERE n.nspname = 'pub' AND c.relkind IN ('v', 'm') ORDER BY 1")).all()
             names = {v.relname for v in views}
-            return {v.relname: (conn.execute(sa.text(f'SELECT count(*) FROM pub."{v.relname}"'))
-                                .scalar(), v.type, v.doc)
-                    for v in views if history or v.relname.removesuffix("_history") == v.relname
-                    or v.relname.removesuffix("_history") not in names}
+            truth = {v.relname: (conn.execute(sa.text(f'SELECT count(*) FROM pub."{v.relname}"'))
+                                 .scalar(), v.type, v.doc)
+                     for v in views if history or v.relname.removesuffix("_history") == v.relname
+                     or v.relname.removesuffix("_history") not in names}
+            _, _, doc = truth.pop("finding")
+            for layer, (where, gtype, words) in FINDING_SPLIT.items():
+                count = conn.execute(sa.text(f"SELECT count(*) FROM pub.finding WHERE {where}"))
+                truth[layer] = (count.scalar(), gtype, f"{doc} This layer: {words}.")
+            return truth
     finally:
         eng.dispose()
 
@@ -69,6 +87,9 @@ def test_gdal_opens_it_and_reads_the_crs_as_epsg(exported: Path) -> None:
     proc = subprocess.run(["ogrinfo", "-ro", "-so", str(exported), "parcel", "wetland"],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "ERROR" not in proc.stderr, proc.stderr
+    styles = subprocess.run(["ogrinfo", "-ro", "-al", "-q", str(exported), "layer_styles"],
+                            capture_output=True, text=True)
+    assert styles.returncode == 0 and styles.stderr == "", styles.stderr  # conformant
     assert proc.stdout.count(f'ID["EPSG",{SRID}]]') == 2
     assert "Feature Count: 4" in proc.stdout
     listing = subprocess.run(["ogrinfo", "-ro", "-q", str(exported)], capture_output=True,
@@ -103,4 +124,50 @@ def test_history_on_request_and_an_existing_file_is_not_overwritten(
     layers = {layer.name: layer.features for layer in read_layers(target)}
     truth = _truth(published_url, history=True)
     assert layers == {name: t[0] for name, t in truth.items()}
+    with sqlite3.connect(target) as lite:  # history views share their layer's look
+        assert lite.execute("SELECT count(*) FROM layer_styles "
+                            "WHERE f_table_name = 'parcel_history'").fetchone() == (1,)
     assert layers["parcel_history"] == 4
+
+
+def test_findings_split_by_geometry_type_as_the_nightly_names_them(
+        published_url: str, exported: Path) -> None:  # noqa: F811
+    import pyogrio
+
+    eng = sa.create_engine(published_url)
+    try:
+        with eng.connect() as conn:
+            total = conn.execute(sa.text("SELECT count(*) FROM pub.finding")).scalar_one()
+            codes = sorted(conn.execute(sa.text("SELECT check_code FROM pub.finding"))
+                           .scalars())
+    finally:
+        eng.dispose()
+    listed = {name: gtype for name, gtype in pyogrio.list_layers(exported)}
+    assert "finding" not in listed
+    assert {name: listed[name] for name in FINDING_SPLIT} == {
+        "finding_point": "MultiPoint", "finding_line": "MultiLineString",
+        "finding_area": "MultiPolygon", "finding_list": None}
+    frames = {name: pyogrio.read_dataframe(exported, layer=name) for name in FINDING_SPLIT}
+    assert sum(len(f) for f in frames.values()) == total > 0
+    assert sorted(c for f in frames.values() for c in f["check_code"]) == codes
+    assert "geom" not in frames["finding_list"].columns
+
+
+def test_the_geopackage_carries_qgis_styles_for_its_layers(exported: Path) -> None:
+    with sqlite3.connect(exported) as lite:
+        styles = {r[0]: r[1:] for r in lite.execute(
+            "SELECT f_table_name, f_table_schema, f_geometry_column, useAsDefault, styleQML "
+            "FROM layer_styles")}
+        registered = lite.execute("SELECT data_type FROM gpkg_contents "
+                                  "WHERE table_name = 'layer_styles'").fetchone()
+        drawn = {r[0] for r in lite.execute("SELECT table_name FROM gpkg_geometry_columns")}
+    assert registered == ("attributes",)
+    # every layer with a geometry opens styled; QGIS looks a style up by the layer's name,
+    # an empty schema and the geometry column
+    assert drawn <= set(styles)
+    assert all(s[:3] == ("", "geom", 1) for s in styles.values())
+    assert "finding_list" not in styles
+    assert 'fieldName="pin_display"' in styles["parcel"][3]
+    assert "<layerGeometryType>0</layerGeometryType>" in styles["finding_point"][3]
+    assert "<layerGeometryType>2</layerGeometryType>" in styles["finding_area"][3]
+    assert "layer_styles" not in {layer.name for layer in read_layers(exported)}
