@@ -83,7 +83,7 @@ def test_records_load_from_files_and_are_published(db_url: str, engine: sa.Engin
     assert len(rows(engine, "SELECT 1 FROM pub.replacement_monitoring")) == 2
 
 
-@pytest.mark.parametrize(("layer", "header", "record", "problem"), [
+BAD_RECORDS = [  # (layer, header, the one record, the rule its line names)
     ("replacement_monitoring",
      ["feature_key", "replacement_key", "monitoring_year", "performance_standard", "outcome"],
      ["M-1", "R-1", "2025", "vegetation", "failed"],
@@ -96,15 +96,18 @@ def test_records_load_from_files_and_are_published(db_url: str, engine: sa.Engin
      ["feature_key", "permit_no", "condition", "kind", "state", "met_on"],
      ["C-1", "24-001", "Record the easement", "easement", "met", ""],
      "met_has_date"),
-])
+]
+
+
 def test_a_bad_record_is_refused_in_one_line_and_changes_nothing(
-        db_url: str, engine: sa.Engine, tmp_path: Path, capsys: pytest.CaptureFixture,
-        layer: str, header: list[str], record: list[str], problem: str) -> None:
-    _load_site(db_url, tmp_path)
-    path = write_csv(tmp_path / f"{layer}.csv", header, [record])
-    before = fingerprint(engine)
-    assert main(["--db", db_url, "ingest", layer, str(path)]) == 1
-    err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith(f"rulem-db ingest: {path.name}: feature 1 "), err
-    assert problem in err[0] and "nothing was loaded" in err[0], err
-    assert fingerprint(engine) == before, "a refusal changed the database"
+        db_url: str, engine: sa.Engine, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    _load_site(db_url, tmp_path)  # one site for the three files: each refusal changes nothing
+    for layer, header, record, problem in BAD_RECORDS:
+        path = write_csv(tmp_path / f"{layer}.csv", header, [record])
+        before = fingerprint(engine)
+        assert main(["--db", db_url, "ingest", layer, str(path)]) == 1
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1, err
+        assert err[0].startswith(f"rulem-db ingest: {path.name}: feature 1 "), err
+        assert problem in err[0] and "nothing was loaded" in err[0], err
+        assert fingerprint(engine) == before, f"refusing {layer} changed the database"
