@@ -22,9 +22,27 @@ DEFAULT_TIMEZONE = "America/Chicago"
 DEFAULT_NAME = "nightly"
 
 
+NEEDS_SERVER = """\
+Serve the nightly reconciliation (inbox, recompute, checks, report) on a cron schedule.
+
+It needs a Prefect server, named by PREFECT_API_URL, and refuses to start without one.
+Start one (its state in SQLite under ~/.prefect unless PREFECT_API_DATABASE_CONNECTION_URL
+names a PostgreSQL database) and point the schedule at it:
+
+  prefect server start                      # API and UI on http://127.0.0.1:4200
+  export PREFECT_API_URL=http://127.0.0.1:4200/api
+  rulem-db schedule --inbox /srv/rulem/inbox --reports /srv/rulem/reports
+
+--dry-run needs no server. As services (systemd units, Docker Compose) and with Prefect's
+state in PostgreSQL: docs/operations.md, section 6."""
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("schedule",
-                       help="serve the nightly reconciliation on a schedule (Prefect)")
+                       help="serve the nightly reconciliation on a schedule (needs a Prefect "
+                            "server)",
+                       description=NEEDS_SERVER,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cron", default=DEFAULT_CRON,
                    help='cron expression of the runs (default: "%(default)s")')
     p.add_argument("--timezone", default=DEFAULT_TIMEZONE,
@@ -107,8 +125,9 @@ def run(args: argparse.Namespace) -> int:
     from flows.nightly import prefect_configured
 
     if not prefect_configured():
-        raise RuntimeError("PREFECT_API_URL is not set: point it at the Prefect server "
-                           "(e.g. http://127.0.0.1:4200/api; see docs/operations.md)")
+        raise RuntimeError("PREFECT_API_URL is not set: start a Prefect server "
+                           "(prefect server start) and point it there "
+                           "(e.g. http://127.0.0.1:4200/api; rulem-db schedule --help)")
     if args.inbox is not None and prepare(args.inbox):
         print(f"created the inbox {args.inbox.resolve()} with a folder per layer")
     # Scheduled runs start in subprocesses: they find the database in the environment.
