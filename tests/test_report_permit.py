@@ -169,3 +169,17 @@ def test_an_unknown_permit_is_refused_in_one_line(written: Written, tmp_path: Pa
     assert len(err.strip().splitlines()) == 1
     assert "no permit '99-999'" in err and "rulem-db balance --permits" in err
     assert not out.exists(), "nothing is written for an unknown permit"
+
+
+def test_the_writer_login_reads_what_the_document_needs(written: Written) -> None:
+    """The command runs as the embedded writer login (rulem_etl) like the other reports: it
+    reads every part, and is told, not refused, where Alembic's table is the owner's."""
+    from rulem_db import db
+    from rulem_db.reports.permit import read_permit
+
+    with db.connect(written.url) as conn:
+        conn.execute(sa.text("SET ROLE rulem_etl"))
+        doc = read_permit(conn, PERMIT)
+    assert doc.checks and doc.parcels and doc.site["parcels"].shape[0]
+    assert {"permit", "parcel", "impact", "wetland"} <= {b["layer"] for b in doc.batches}
+    assert doc.versions["revision"] == "(not readable by this login)"

@@ -184,9 +184,9 @@ def _versions(conn: sa.Connection, pid: int, checks: list[dict[str, Any]]) -> di
     """The runs and the software the figures come from."""
     check_runs = sorted({(c["run_id"], c["checked_at"]) for c in checks})
     ledger_runs = _rows(conn, """
-        SELECT r.run_id, r.mode, r.finished_at, count(*) AS entries
-        FROM pub.ledger_entry e JOIN ledger.run r ON r.run_id = e.run_id
-        WHERE e.permit_id = :p GROUP BY r.run_id ORDER BY r.run_id""", p=pid)
+        SELECT e.run_id, e.run_mode AS mode, max(e.posted_at) AS posted_at, count(*) AS entries
+        FROM pub.ledger_entry e
+        WHERE e.permit_id = :p GROUP BY e.run_id, e.run_mode ORDER BY e.run_id""", p=pid)
     # Alembic's table is the owner's; a writer or reader login is told so rather than refused
     revision = conn.execute(sa.text(
         "SELECT has_table_privilege('ops.alembic_version', 'SELECT')")).scalar()
@@ -205,12 +205,13 @@ def _batches(conn: sa.Connection, permit: dict[str, Any]) -> list[dict[str, Any]
     """The ingest batches of the current features the document rests on: the permit's own
     features in every layer that names a permit, its parcels, and the wetlands and delineations
     as of its baseline date (each feature names the batch it came in)."""
+    # the published layer views (a version and a batch per row) that name a permit
     layers = conn.execute(sa.text("""
         SELECT c.table_name FROM information_schema.columns c
-        JOIN ops.layer l ON l.layer = c.table_name
-        WHERE c.table_schema = 'pub' AND c.column_name = 'permit_id'
+        WHERE c.table_schema = 'pub' AND c.column_name IN ('permit_id', 'batch_id', 'version_id')
+        GROUP BY c.table_name HAVING count(*) = 3
         ORDER BY c.table_name""")).scalars().all()
-    # layer names are the catalogue's identifiers (ops.layer), never user input
+    # view names come from the catalogue, never from user input
     parts = [f"SELECT '{name}'::text AS layer, batch_id FROM pub.{name} WHERE permit_id = :p"
              for name in layers if name.isidentifier()]
     parts.append("SELECT 'permit', batch_id FROM pub.permit WHERE permit_id = :p")
@@ -530,8 +531,8 @@ def render_html(doc: PermitDocument, map_png: bytes, paper: str = "letter") -> s
     v = doc.versions
     version_rows = [("check run", f"{run} finished {h.fmt(_local(at))}")
                     for run, at in v["check_runs"]]
-    version_rows += [("ledger run", f"{r['run_id']} ({r['mode']}) finished "
-                      f"{h.fmt(_local(r['finished_at']))}: {r['entries']} entries of this permit")
+    version_rows += [("ledger run", f"{r['run_id']} ({r['mode']}) posted "
+                      f"{h.fmt(_local(r['posted_at']))}: {r['entries']} entries of this permit")
                      for r in v["ledger_runs"]]
     version_rows += [("schema revision", v["revision"]), ("rulem-db", v["software"]),
                      ("database", v["server"]),
