@@ -31,7 +31,7 @@ from demo import generate as demo
 from demo import load as load_demo
 from rulem_cli import main as cli
 from rulem_db import checks, ledger
-from rulem_db.reports.map import SEVERITY_COLOURS
+from rulem_db.reports.palette import SEVERITY_COLOURS
 
 pytestmark = pytest.mark.slow
 PERMIT = "24-004"

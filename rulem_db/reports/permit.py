@@ -28,6 +28,7 @@ import sqlalchemy as sa
 
 from rulem_db import db as dbmod
 from rulem_db.reports import html as h
+from rulem_db.reports.palette import SEVERITY_COLOURS  # error red, warning orange, info blue
 
 if TYPE_CHECKING:  # geopandas and matplotlib load only when a map is drawn
     import geopandas as gpd
@@ -286,7 +287,7 @@ def site_map(doc: PermitDocument, dpi: int = 150) -> bytes:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from rulem_db.reports.map import BALANCE_COLOURS, SEVERITY_COLOURS, _scale_bar
+    from rulem_db.reports.map import BALANCE_COLOURS, _scale_bar
 
     s = doc.site
     fig, ax = plt.subplots(figsize=(7.2, 5.4), dpi=dpi)
@@ -464,8 +465,6 @@ def _table(columns: tuple[str, ...], rows: list[tuple], html_columns: tuple[str,
 
 def render_html(doc: PermitDocument, map_png: bytes, paper: str = "letter") -> str:
     """The document as one self-contained page, laid out for the screen and for print."""
-    from rulem_db.reports.map import SEVERITY_COLOURS
-
     p, b = doc.permit, doc.balance
     no = p["permit_no"]
     failing = [c for c in doc.checks if c["outcome"] in ("fail", "not_evaluated")]
