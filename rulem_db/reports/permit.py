@@ -188,16 +188,25 @@ def _versions(conn: sa.Connection, pid: int, checks: list[dict[str, Any]]) -> di
         SELECT e.run_id, e.run_mode AS mode, max(e.posted_at) AS posted_at, count(*) AS entries
         FROM pub.ledger_entry e
         WHERE e.permit_id = :p GROUP BY e.run_id, e.run_mode ORDER BY e.run_id""", p=pid)
-    # Alembic's table is the owner's; a writer or reader login is told so rather than refused
-    revision = conn.execute(sa.text(
-        "SELECT has_table_privilege('ops.alembic_version', 'SELECT')")).scalar()
-    revision = (conn.execute(sa.text("SELECT version_num FROM ops.alembic_version")).scalar()
-                if revision else "(not readable by this login)")
+    # Alembic's table is the owner's: the writer login (the command's default) is given the
+    # revision this rulem-db migrates to, and the SQL files' record, which it may read
+    if conn.execute(sa.text(
+            "SELECT has_table_privilege('ops.alembic_version', 'SELECT')")).scalar():
+        revision = conn.execute(sa.text("SELECT version_num FROM ops.alembic_version")).scalar()
+    else:
+        from alembic.script import ScriptDirectory
+
+        head = ScriptDirectory.from_config(dbmod.alembic_config()).get_current_head()
+        revision = f"{head} (this rulem-db's head; the database's record is the owner's)"
+    sql_files = conn.execute(sa.text(
+        "SELECT count(*) AS files, max(applied_at) AS last FROM ops.sql_applied")).one()
     try:
         software = importlib.metadata.version("rulem-db")
     except importlib.metadata.PackageNotFoundError:
         software = "unknown"
     return {"check_runs": check_runs, "ledger_runs": ledger_runs, "revision": revision,
+            "sql_files": f"{sql_files.files} applied, the last at "
+                         f"{h.fmt(_local(sql_files.last))}",
             "software": software,
             "server": conn.execute(sa.text("SELECT current_database()")).scalar()}
 
@@ -533,7 +542,8 @@ def render_html(doc: PermitDocument, map_png: bytes, paper: str = "letter") -> s
     version_rows += [("ledger run", f"{r['run_id']} ({r['mode']}) posted "
                       f"{h.fmt(_local(r['posted_at']))}: {r['entries']} entries of this permit")
                      for r in v["ledger_runs"]]
-    version_rows += [("schema revision", v["revision"]), ("rulem-db", v["software"]),
+    version_rows += [("schema revision", v["revision"]), ("SQL files", v["sql_files"]),
+                     ("rulem-db", v["software"]),
                      ("database", v["server"]),
                      ("written", h.fmt(_local(dt.datetime.now(dt.UTC))))]
     rest = [
