@@ -593,17 +593,18 @@ def _local(when: dt.datetime | None) -> dt.datetime | None:
 def write_permit_report(url: str, permit_no: str, out: Path,
                         paper: str = "letter") -> PermitReportFiles:
     """Read permit_no's document from the database at url and write its HTML, PDF and map into
-    out (created if missing). UnknownPermit when there is no such permit; nothing is written
-    then."""
-    import weasyprint
-
+    out (created if missing). The PDF is rendered before anything is written, so an unknown
+    permit (UnknownPermit) or a failure leaves out as it was."""
     if paper not in PAPER:
         raise ValueError(f"paper {paper!r}: choose one of {', '.join(PAPER)}")
+    weasyprint = _weasyprint()
     started = time.monotonic()
     with dbmod.connect(url) as conn:
         doc = read_permit(conn, permit_no)
     png = site_map(doc)
     page = render_html(doc, png, paper)
+    rendered = weasyprint.HTML(string=page).render()
+    pdf = rendered.write_pdf()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     stem = "permit-" + re.sub(r"[^A-Za-z0-9._-]", "_", permit_no)
@@ -611,8 +612,19 @@ def write_permit_report(url: str, permit_no: str, out: Path,
     map_path.write_bytes(png)
     html_path = out / f"{stem}.html"
     html_path.write_text(page, encoding="utf-8")
-    rendered = weasyprint.HTML(string=page, base_url=str(out)).render()
     pdf_path = out / f"{stem}.pdf"
-    rendered.write_pdf(pdf_path)
+    pdf_path.write_bytes(pdf)
     return PermitReportFiles(html_path, pdf_path, map_path, len(rendered.pages),
                              time.monotonic() - started)
+
+
+def _weasyprint() -> Any:
+    """WeasyPrint, or one line saying what the machine lacks: it loads Pango when imported."""
+    try:
+        import weasyprint
+    except OSError as exc:  # cffi could not open a library
+        raise RuntimeError(
+            f"the PDF printer WeasyPrint cannot load Pango ({exc}): run scripts/bootstrap, or "
+            "apt-get install libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 "
+            "fonts-dejavu-core") from exc
+    return weasyprint
