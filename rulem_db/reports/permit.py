@@ -265,7 +265,7 @@ def _site(conn: sa.Connection, permit: dict[str, Any]) -> dict[str, gpd.GeoDataF
     return {
         "site": read("SELECT geom FROM site"),
         "parcels": read(f"""
-            SELECT x.pin, x.pin_normalized = ANY(:pins) AS own, b.status,
+            SELECT x.pin_display AS pin, x.pin_normalized = ANY(:pins) AS own, b.status,
                    (SELECT string_agg(pm.permit_no, ' ' ORDER BY pm.permit_no) FROM pub.permit pm
                     WHERE x.pin_normalized = ANY(pm.parcel_pins)) AS permits, {clip}
             FROM pub.parcel x JOIN site s ON x.geom && s.geom
