@@ -67,13 +67,11 @@ def written(tmp_path_factory: pytest.TempPathFactory, admin_url: URL,
         ledger.recompute(url)
         checks.run_checks(url, permit_no=PERMIT)  # the one permit the document shows
         out = tmp_path_factory.mktemp("permit-report")
-        capture = out / "stdout.txt"
         started = time.monotonic()
         buffer = io.StringIO()
         with contextlib.redirect_stdout(buffer):
             code = cli.main(["--db", url, "permit", "report", PERMIT, "--out", str(out)])
         seconds = time.monotonic() - started
-        capture.write_text(buffer.getvalue(), encoding="utf-8")
         assert code == 0, buffer.getvalue()
         with engine.connect() as conn:
             codes = [(r.paragraph, r.check_code) for r in conn.execute(sa.text(
