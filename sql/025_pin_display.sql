@@ -1,4 +1,4 @@
--- 025_pin_display: the one form a PIN is shown in (issue 19, part 5).
+-- 025_pin_display: the one form a PIN is shown in.
 -- Anoka County PINs are 12 digits: section, township, range, quarter and quarter-quarter,
 -- parcel (313223110001). Delivered files write them with dashes, spaces or nothing; people read
 -- them as NN-NN-NN-NN-NNNN (31-32-23-11-0001). A PIN whose letters and digits are not exactly

@@ -21,7 +21,8 @@ DROP VIEW IF EXISTS pub.finding, pub.permit_compliance, pub.buffer_transect,
 
 CREATE VIEW pub.finding AS
 SELECT f.finding_id, f.run_id, r.finished_at AS checked_at, f.plan_area_id,
-       pa.code AS plan_area, f.permit_id, p.permit_no, f.parcel_id, pc.pin AS parcel_pin,
+       pa.code AS plan_area, f.permit_id, p.permit_no, f.parcel_id,
+       core.pin_display(pc.pin) AS parcel_pin,
        f.paragraph, f.check_code, c.sort_order, f.severity, c.title, f.measured_value,
        f.limit_value, f.unit, f.message, f.feature_id, ft.layer AS feature_layer, f.geom,
        fc.finding_case_id, fc.review_state, fc.reviewed_by, fc.reviewed_at, fc.review_note,
@@ -52,7 +53,8 @@ COMMENT ON COLUMN pub.finding.plan_area IS 'Plan area code.';
 COMMENT ON COLUMN pub.finding.permit_id IS 'Permit concerned (NULL for a District project).';
 COMMENT ON COLUMN pub.finding.permit_no IS 'Permit number.';
 COMMENT ON COLUMN pub.finding.parcel_id IS 'Parcel concerned, when the check is per parcel.';
-COMMENT ON COLUMN pub.finding.parcel_pin IS 'PIN of that parcel as delivered.';
+COMMENT ON COLUMN pub.finding.parcel_pin IS
+  'PIN of that parcel in its display form (NN-NN-NN-NN-NNNN; core.pin_display).';
 COMMENT ON COLUMN pub.finding.paragraph IS 'Rule M paragraph, e.g. 6(c).';
 COMMENT ON COLUMN pub.finding.check_code IS 'Short code of the check, e.g. buffer_min_width.';
 COMMENT ON COLUMN pub.finding.sort_order IS 'Order of the check (the rule''s order).';
@@ -237,8 +239,9 @@ DO $$
 BEGIN
   EXECUTE format($v$
     CREATE VIEW pub.stormwater_volume AS
-    SELECT v.subwatershed_id, v.plan_area_id, v.permit_id, p.permit_no, v.name, v.area_acres,
-           v.uncovered_acres, v.design_storm_in, v.v_cuft, v.v_ab_cuft, v.v_cd_cuft,
+    SELECT v.subwatershed_id, v.plan_area_id, v.permit_id, p.permit_no, v.name,
+           v.area_acres::numeric(12,4) AS area_acres,
+           v.uncovered_acres::numeric(12,4) AS uncovered_acres, v.design_storm_in, v.v_cuft, v.v_ab_cuft, v.v_cd_cuft,
            v.infiltration_cuft, v.pretreatment_cuft, v.biofiltration_cuft, v.wet_pond_cuft,
            v.ab_provided_cuft, v.cd_provided_cuft,
            CASE WHEN v.v_cd_cuft > 0 THEN v.biofiltration_required_cuft ELSE 0 END

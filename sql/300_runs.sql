@@ -203,21 +203,23 @@ BEGIN
                                permit_no, pin, measured_value, limit_value, unit, message)
   SELECT p_run_id,
          concat_ws('|', k.paragraph, k.check_code, coalesce(k.permit_no, '-'),
-                   coalesce(k.pin, '-'), coalesce(k.feature_id::text, '-'),
+                   coalesce(k.pin_key, '-'), coalesce(k.feature_id::text, '-'),
                    row_number() OVER (PARTITION BY k.paragraph, k.check_code, k.permit_no,
-                                                   k.pin, k.feature_id
+                                                   k.pin_key, k.feature_id
                                       ORDER BY k.x, k.y, k.measured_value, k.message,
                                                k.finding_id)),
          k.finding_id, k.paragraph, k.check_code, k.severity, k.permit_no, k.pin,
          k.measured_value, k.limit_value, k.unit, k.message
   FROM (SELECT fi.finding_id, fi.paragraph, fi.check_code, fi.severity,
-               pf.feature_key AS permit_no, cf.feature_key AS pin, fi.feature_id,
+               pf.feature_key AS permit_no, cf.feature_key AS pin_key,
+               core.pin_display(coalesce(pc.pin, cf.feature_key)) AS pin, fi.feature_id,
                fi.measured_value,
                fi.limit_value, fi.unit, fi.message,
                round(ST_XMin(fi.geom)::numeric, 1) AS x, round(ST_YMin(fi.geom)::numeric, 1) AS y
         FROM checks.finding fi
         LEFT JOIN core.feature pf ON pf.feature_id = fi.permit_id
         LEFT JOIN core.feature cf ON cf.feature_id = fi.parcel_id
+        LEFT JOIN core.parcel pc ON pc.parcel_id = fi.parcel_id AND pc.valid_to IS NULL
         WHERE fi.run_id = p_check_run_id AND fi.plan_area_id = v_plan) k;
 END $$;
 COMMENT ON FUNCTION ops.snapshot_run(bigint, bigint, bigint) IS
@@ -445,9 +447,9 @@ SELECT r.run_id, pa.code AS plan_area, r.flow, r.status, r.started_at, r.finishe
        r.previous_run_id, r.ledger_run_id, r.check_run_id,
        r.files_loaded, r.files_duplicate, r.files_quarantined, r.entries_posted,
        r.finding_count, r.findings_new, r.findings_resolved, r.parcels_changed, r.changed,
-       (r.plan_totals ->> 'required_acres')::numeric AS plan_required_acres,
-       (r.plan_totals ->> 'credit_acres')::numeric AS plan_credit_acres,
-       (r.plan_totals ->> 'balance_acres')::numeric AS plan_balance_acres,
+       (r.plan_totals ->> 'required_acres')::numeric(12,4) AS plan_required_acres,
+       (r.plan_totals ->> 'credit_acres')::numeric(12,4) AS plan_credit_acres,
+       (r.plan_totals ->> 'balance_acres')::numeric(12,4) AS plan_balance_acres,
        r.report_path, r.message
 FROM ops.run r
 JOIN core.plan_area pa ON pa.plan_area_id = r.plan_area_id;

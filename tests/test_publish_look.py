@@ -82,12 +82,6 @@ def test_pub_shows_the_display_pin_beside_the_delivered_one(db_url: str) -> None
 
 # Acre columns in views other people own (sql/290 check results, sql/300 run records): listed
 # in the issue 19 report for them to type; everything else in pub is held here.
-NOT_OURS = {("stormwater_volume", "area_acres"), ("stormwater_volume", "uncovered_acres"),
-            ("reconciliation_run", "plan_balance_acres"),
-            ("reconciliation_run", "plan_credit_acres"),
-            ("reconciliation_run", "plan_required_acres")}
-
-
 def test_every_acre_column_in_pub_is_numeric_12_4(pub: sa.Connection) -> None:
     columns = pub.execute(sa.text(
         "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod) "
@@ -95,11 +89,12 @@ def test_every_acre_column_in_pub_is_numeric_12_4(pub: sa.Connection) -> None:
         "JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE n.nspname = 'pub' AND c.relkind IN ('v', 'm') AND a.attnum > 0 "
         "AND NOT a.attisdropped AND a.attname LIKE '%acres' ORDER BY 1, 2")).all()
-    held = {(view, column): kind for view, column, kind in columns
-            if (view, column) not in NOT_OURS}
+    held = {(view, column): kind for view, column, kind in columns}
     assert {("parcel", "area_acres"), ("parcel_history", "area_acres"),
             ("layer_summary", "area_acres"), ("parcel_balance", "balance_acres"),
-            ("plan_balance", "unallocated_balance_acres"), ("ledger_entry", "acres")} <= set(held)
+            ("plan_balance", "unallocated_balance_acres"), ("ledger_entry", "acres"),
+            ("stormwater_volume", "uncovered_acres"),
+            ("reconciliation_run", "plan_balance_acres")} <= set(held)
     assert {k: v for k, v in held.items() if v != "numeric(12,4)"} == {}
     # and the figures stay what they were: P1 is 500 m x 300 m = 37.0658 acres
     assert pub.execute(sa.text(

@@ -100,10 +100,11 @@ def _read(conn: sa.Connection, run_id: int) -> _Data:
         "WHERE plan_area_id = :p ORDER BY pin"), conn, geom_col="geom", params={"p": plan})
     finding_geo = gpd.read_postgis(sa.text(
         "SELECT f.finding_id, f.paragraph, f.check_code, f.severity, pf.feature_key AS "
-        "permit_no, cf.feature_key AS pin, f.feature_id, f.measured_value, f.limit_value, "
-        "f.unit, f.message, f.geom FROM checks.finding f "
+        "permit_no, core.pin_display(coalesce(pc.pin, cf.feature_key)) AS pin, f.feature_id, "
+        "f.measured_value, f.limit_value, f.unit, f.message, f.geom FROM checks.finding f "
         "LEFT JOIN core.feature pf ON pf.feature_id = f.permit_id "
         "LEFT JOIN core.feature cf ON cf.feature_id = f.parcel_id "
+        "LEFT JOIN core.parcel pc ON pc.parcel_id = f.parcel_id AND pc.valid_to IS NULL "
         "WHERE f.run_id = :c ORDER BY pf.feature_key, f.paragraph, f.check_code, f.finding_id"),
         conn, geom_col="geom", params={"c": run["check_run_id"] or -1})
     outline = gpd.read_postgis(sa.text(
