@@ -26,8 +26,6 @@ from ingest_helpers import fingerprint
 from pytest_postgresql.janitor import DatabaseJanitor
 from sqlalchemy.engine import URL
 
-from demo import generate as demo
-from demo import load as load_demo
 from rulem_db import db
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,17 +59,6 @@ def cloned(admin_url: URL, template: str) -> Iterator[str]:
         yield admin_url.set(database=name).render_as_string(hide_password=False)
     finally:
         janitor.drop()
-
-
-@pytest.fixture(scope="session")
-def demo_template(admin_url: URL, template_db: str,
-                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoTemplate]:
-    """The demo loaded through ingest once per session, as a template for the tests' clones."""
-    directory = tmp_path_factory.mktemp("hardening_demo")
-    demo.generate(directory)
-    with cloned(admin_url, template_db) as url:
-        load_demo.load_demo(url, directory)
-        yield DemoTemplate(sa.engine.make_url(url).database or "", directory)
 
 
 def parcels_changed(directory: Path, out: Path) -> Path:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 from checks_scenarios import cloned_database
+from hardening_helpers import DemoTemplate
 from sqlalchemy.engine import URL
 
 from demo import generate as demo
-from demo import load as load_demo
 from rulem_db import checks, ledger
 
 # Checks whose severity follows the permit's status (docs/checks.md, decision 3): conditions of
@@ -23,14 +23,11 @@ BY_STATUS = {"declaration_missing", "easement_coverage"}
 
 
 @pytest.fixture(scope="module")
-def demo_findings(tmp_path_factory: pytest.TempPathFactory, admin_url: URL, template_db: str):
+def demo_findings(admin_url: URL, demo_template: DemoTemplate):
     """The demo loaded into a fresh database and checked once; its findings by permit, the
     catalogue with severities, and the outcomes by permit and check."""
-    with cloned_database(admin_url, template_db) as engine:
+    with cloned_database(admin_url, demo_template.name) as engine:
         url = engine.url.render_as_string(hide_password=False)
-        directory = tmp_path_factory.mktemp("demo")
-        demo.generate(directory)
-        load_demo.load_demo(url, directory)
         ledger.recompute(url)  # as the nightly does: 7(b) reads the posted ledger
         summary = checks.run_checks(url)
         found: dict[str, list[dict]] = {}

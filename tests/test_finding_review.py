@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from hardening_helpers import DemoTemplate, cloned, demo_template  # noqa: F401 (fixture)
+from hardening_helpers import DemoTemplate, cloned
 from sqlalchemy.engine import URL
 from sqlalchemy.pool import NullPool
 

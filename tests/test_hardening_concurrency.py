@@ -23,7 +23,6 @@ from hardening_helpers import (
     backends,
     cloned,
     database_of,
-    demo_template,  # noqa: F401 - a fixture
     impact_grown,
     parcels_changed,
     published,

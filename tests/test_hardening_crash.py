@@ -35,7 +35,6 @@ from hardening_helpers import (
     child_env,
     cloned,
     database_of,
-    demo_template,  # noqa: F401 - a fixture
     fingerprint,
     gone,
     parcels_changed,

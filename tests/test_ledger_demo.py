@@ -15,23 +15,21 @@ import ledger_scenarios as s
 import pytest
 import sqlalchemy as sa
 from checks_scenarios import cloned_database
+from hardening_helpers import DemoTemplate
 from sqlalchemy.engine import URL
 
 from demo import generate as demo
-from demo import load as load_demo
 from rulem_db import ledger
 
 CLOSE = Decimal("0.0001")  # the demo states acres to 4 decimals, rounded from exact areas
 
 
 @pytest.fixture(scope="module")
-def demo_ledger(tmp_path_factory: pytest.TempPathFactory, admin_url: URL, template_db: str):
-    """The demo loaded and recomputed once: (engine, url, first run summary)."""
-    with cloned_database(admin_url, template_db) as engine:
+def demo_ledger(admin_url: URL, demo_template: DemoTemplate):
+    """The demo (a clone of the session's loaded demo) recomputed once: (engine, url, first
+    run summary)."""
+    with cloned_database(admin_url, demo_template.name) as engine:
         url = engine.url.render_as_string(hide_password=False)
-        directory = tmp_path_factory.mktemp("demo")
-        demo.generate(directory)
-        load_demo.load_demo(url, directory)
         first = ledger.recompute(url, all=True)
         yield engine, url, first
 

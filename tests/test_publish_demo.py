@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from hardening_helpers import DemoTemplate
 from publish_fixture import Login, gis_login  # noqa: F401  (fixture)
 from pytest_postgresql.janitor import DatabaseJanitor
 from sqlalchemy.engine import URL, make_url
@@ -31,20 +32,14 @@ PNG = Path(os.environ.get("RULEM_QGIS_DEMO_PNG",
 
 
 @pytest.fixture(scope="module")
-def demo_url(admin_url: URL, template_db: str, tmp_path_factory) -> Iterator[str]:
-    load_demo = pytest.importorskip("demo.load", reason="the demo loader is not there yet")
-    from demo import generate as demo
-
+def demo_url(admin_url: URL, demo_template: DemoTemplate) -> Iterator[str]:
     name = f"rulem_pubdemo_{os.getpid()}"
     janitor = DatabaseJanitor(user=admin_url.username, password=admin_url.password,
                               host=admin_url.host or "", port=admin_url.port or 5432,
-                              dbname=name, template_dbname=template_db)
+                              dbname=name, template_dbname=demo_template.name)
     janitor.init()
     url = admin_url.set(database=name).render_as_string(hide_password=False)
     try:
-        folder = tmp_path_factory.mktemp("demo")
-        demo.generate(folder)
-        load_demo.load_demo(url, folder)
         from rulem_db import ledger
 
         ledger.recompute(url, all=True, workers=1)

@@ -25,10 +25,10 @@ import pypdfium2.raw as pdfium_c
 import pytest
 import sqlalchemy as sa
 from checks_scenarios import cloned_database
+from hardening_helpers import DemoTemplate
 from sqlalchemy.engine import URL
 
 from demo import generate as demo
-from demo import load as load_demo
 from rulem_cli import main as cli
 from rulem_db import checks, ledger
 from rulem_db.paths import ROOT
@@ -56,14 +56,11 @@ class Written:
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory, admin_url: URL,
-            template_db: str) -> Iterator[Written]:
+            demo_template: DemoTemplate) -> Iterator[Written]:
     """The demo loaded, recomputed and checked as the nightly does, then the report of 24-004
     written through the command line, read back once."""
-    with cloned_database(admin_url, template_db) as engine:
+    with cloned_database(admin_url, demo_template.name) as engine:
         url = engine.url.render_as_string(hide_password=False)
-        directory = tmp_path_factory.mktemp("demo")
-        demo.generate(directory)
-        load_demo.load_demo(url, directory)
         ledger.recompute(url)
         checks.run_checks(url, permit_no=PERMIT)  # the one permit the document shows
         out = tmp_path_factory.mktemp("permit-report")
