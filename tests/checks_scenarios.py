@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from pytest_postgresql.janitor import DatabaseJanitor
+from clones import cloned
 from sqlalchemy.engine import URL
 
 FT = 0.3048
@@ -224,18 +223,13 @@ _counter = itertools.count()
 
 @contextmanager
 def cloned_database(admin_url: URL, template_db: str) -> Iterator[sa.Engine]:
-    """A database cloned from the migrated session template, dropped afterwards."""
-    name = f"rulem_chk_{os.getpid()}_{next(_counter)}"
-    janitor = DatabaseJanitor(user=admin_url.username, password=admin_url.password,
-                              host=admin_url.host or "", port=admin_url.port or 5432,
-                              dbname=name, template_dbname=template_db)
-    janitor.init()
-    eng = sa.create_engine(admin_url.set(database=name))
-    try:
-        yield eng
-    finally:
-        eng.dispose()
-        janitor.drop()
+    """An engine on a copy of database template_db (tests/clones.py), dropped afterwards."""
+    with cloned(admin_url, template_db, "rulem_chk") as url:
+        eng = sa.create_engine(url)
+        try:
+            yield eng
+        finally:
+            eng.dispose()
 
 
 @pytest.fixture(scope="module", name="checks_engine")

@@ -11,8 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,8 +22,6 @@ import pytest
 import shapely
 import sqlalchemy as sa
 from ingest_helpers import fingerprint
-from pytest_postgresql.janitor import DatabaseJanitor
-from sqlalchemy.engine import URL
 
 from rulem_db import db
 
@@ -42,23 +39,6 @@ class DemoTemplate:
 
     name: str
     directory: Path
-
-
-def _janitor(admin: URL, name: str, template: str) -> DatabaseJanitor:
-    return DatabaseJanitor(user=admin.username, password=admin.password, host=admin.host or "",
-                           port=admin.port or 5432, dbname=name, template_dbname=template)
-
-
-@contextmanager
-def cloned(admin_url: URL, template: str) -> Iterator[str]:
-    """URL of a fresh copy of database `template`, dropped afterwards."""
-    name = f"rulem_hd_{os.getpid()}_{next(_counter)}"
-    janitor = _janitor(admin_url, name, template)
-    janitor.init()
-    try:
-        yield admin_url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        janitor.drop()
 
 
 def parcels_changed(directory: Path, out: Path) -> Path:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import pytest
 import sqlalchemy as sa
-from pytest_postgresql.janitor import DatabaseJanitor
+from clones import cloned
 from sqlalchemy.engine import URL
 
 from rulem_db import db
@@ -203,17 +203,9 @@ _names = itertools.count()
 def published_url(admin_url: URL, template_db: str) -> Iterator[str]:
     """URL (superuser) of a database holding the fixture, shared by the read-only publishing
     tests of the session; tests that change data use db_url instead."""
-    name = f"rulem_pub_{os.getpid()}_{next(_names)}"
-    janitor = DatabaseJanitor(user=admin_url.username, password=admin_url.password,
-                              host=admin_url.host or "", port=admin_url.port or 5432,
-                              dbname=name, template_dbname=template_db)
-    janitor.init()
-    url = admin_url.set(database=name).render_as_string(hide_password=False)
-    try:
+    with cloned(admin_url, template_db, "rulem_pub") as url:
         load_and_reconcile(url)
         yield url
-    finally:
-        janitor.drop()
 
 
 @dataclass

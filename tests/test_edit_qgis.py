@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from clones import cloned
 from publish_fixture import ORIGIN, Login, _login, gis_login, load_and_reconcile  # noqa: F401
-from pytest_postgresql.janitor import DatabaseJanitor
 from sqlalchemy.engine import URL, make_url
 from test_publish_qgis import qgis_python  # noqa: F401  (fixture)
 
@@ -49,17 +49,9 @@ EDIT = {"layer": "impact", "where": "\"permit_no\" = '24-101'", "wkt": _wkt(150,
 @pytest.fixture(scope="module")
 def qgis_edit_url(admin_url: URL, template_db: str) -> Iterator[str]:
     """The publishing fixture, reconciled, in a database this module edits."""
-    name = f"rulem_qedit_{os.getpid()}"
-    janitor = DatabaseJanitor(user=admin_url.username, password=admin_url.password,
-                              host=admin_url.host or "", port=admin_url.port or 5432,
-                              dbname=name, template_dbname=template_db)
-    janitor.init()
-    url = admin_url.set(database=name).render_as_string(hide_password=False)
-    try:
+    with cloned(admin_url, template_db, "rulem_qedit") as url:
         load_and_reconcile(url)
         yield url
-    finally:
-        janitor.drop()
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,12 @@ One database for the module: each test edits its own features, or is refused and
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
+from clones import cloned
 from publish_fixture import Login, _login, box, load_and_reconcile
-from pytest_postgresql.janitor import DatabaseJanitor
 from sqlalchemy.engine import URL, make_url
 from test_ledger_watch import next_event, watching
 
@@ -32,17 +31,9 @@ ACRE_M2 = 4046.8564224
 @pytest.fixture(scope="module")
 def edit_url(admin_url: URL, template_db: str) -> Iterator[str]:
     """The publishing fixture, reconciled, in a database of this module's own."""
-    name = f"rulem_edit_{os.getpid()}"
-    janitor = DatabaseJanitor(user=admin_url.username, password=admin_url.password,
-                              host=admin_url.host or "", port=admin_url.port or 5432,
-                              dbname=name, template_dbname=template_db)
-    janitor.init()
-    url = admin_url.set(database=name).render_as_string(hide_password=False)
-    try:
+    with cloned(admin_url, template_db, "rulem_edit") as url:
         load_and_reconcile(url)
         yield url
-    finally:
-        janitor.drop()
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from hardening_helpers import DemoTemplate, cloned
+from clones import cloned
+from hardening_helpers import DemoTemplate
 from sqlalchemy.engine import URL
 from sqlalchemy.pool import NullPool
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from clones import cloned
 from hardening_helpers import (
     DemoTemplate,
     admin_engine,
     backends,
-    cloned,
     database_of,
     impact_grown,
     parcels_changed,

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from clones import cloned
 from hardening_helpers import (
     DRIVER,
     NEW_PIN,
@@ -33,7 +34,6 @@ from hardening_helpers import (
     admin_engine,
     backends,
     child_env,
-    cloned,
     database_of,
     fingerprint,
     gone,

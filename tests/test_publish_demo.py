@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from clones import cloned
 from hardening_helpers import DemoTemplate
 from publish_fixture import Login, gis_login  # noqa: F401  (fixture)
-from pytest_postgresql.janitor import DatabaseJanitor
 from sqlalchemy.engine import URL, make_url
 
 from rulem_db import db
@@ -33,13 +33,7 @@ PNG = Path(os.environ.get("RULEM_QGIS_DEMO_PNG",
 
 @pytest.fixture(scope="module")
 def demo_url(admin_url: URL, demo_template: DemoTemplate) -> Iterator[str]:
-    name = f"rulem_pubdemo_{os.getpid()}"
-    janitor = DatabaseJanitor(user=admin_url.username, password=admin_url.password,
-                              host=admin_url.host or "", port=admin_url.port or 5432,
-                              dbname=name, template_dbname=demo_template.name)
-    janitor.init()
-    url = admin_url.set(database=name).render_as_string(hide_password=False)
-    try:
+    with cloned(admin_url, demo_template.name, "rulem_pubdemo") as url:
         from rulem_db import ledger
 
         ledger.recompute(url, all=True, workers=1)
@@ -47,8 +41,6 @@ def demo_url(admin_url: URL, demo_template: DemoTemplate) -> Iterator[str]:
             conn.execute(sa.text("SELECT checks.run_checks(1)"))
             conn.execute(sa.text("SELECT ops.seed_layer_styles()"))  # a copy: its own name
         yield url
-    finally:
-        janitor.drop()
 
 
 def _counts(url: str) -> dict[str, int]:
