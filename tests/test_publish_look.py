@@ -80,8 +80,20 @@ def test_pub_shows_the_display_pin_beside_the_delivered_one(db_url: str) -> None
     assert history == [tuple(p[:2]) for p in parcels]
 
 
-# Acre columns in views other people own (sql/290 check results, sql/300 run records): listed
-# in the issue 19 report for them to type; everything else in pub is held here.
+def test_a_parcel_balance_is_found_by_its_display_pin_through_an_index(
+        pub: sa.Connection) -> None:
+    """pub.parcel_balance shows core.pin_display(pin); looking a parcel up by that PIN must
+    use the expression index (revision 0025), not sum the ledger of every parcel."""
+    pub.execute(sa.text("SET enable_seqscan = off"))
+    try:
+        plan = "\n".join(pub.execute(sa.text(
+            "EXPLAIN SELECT * FROM pub.parcel_balance WHERE pin = '01-31-23-11-0001'"
+        )).scalars())
+    finally:
+        pub.execute(sa.text("RESET enable_seqscan"))
+    assert "ix_parcel_pin_display" in plan, plan
+
+
 def test_every_acre_column_in_pub_is_numeric_12_4(pub: sa.Connection) -> None:
     columns = pub.execute(sa.text(
         "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod) "

@@ -92,6 +92,9 @@ class Layer:
     outside_plan_area: str | None = None
     # Where a map shows the layer: (legend group, position in it, 1 = drawn on top).
     legend: tuple[str, int] | None = None
+    # What staff and BI tools look features up by without naming the plan area, each indexed:
+    # (index name suffix, column or SQL expression), e.g. a parcel by its PIN.
+    lookup: tuple[tuple[str, str], ...] = ()
     # Staff draw and change its features by hand, through a view of schema edit and the edit
     # QGIS project (sql/950_edit_layers.sql, qgis/build_edit_project.py); other layers are
     # only delivered as files.
@@ -149,6 +152,9 @@ LAYERS: tuple[Layer, ...] = (
                 "PIN with punctuation and spaces removed, upper case: the matching key.", True),
         ),
         key="pin_normalized",
+        # as delivered (revision 0008) and as published (core.pin_display, revision 0025):
+        # `pub.parcel_balance WHERE pin = '...'` would otherwise sum every parcel's ledger
+        lookup=(("pin", "pin"), ("pin_display", "core.pin_display(pin)")),
         outside_plan_area="warning", legend=("Plan and parcels", 2),
     ),
     Layer(

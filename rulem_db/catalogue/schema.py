@@ -256,11 +256,6 @@ def _core_reference_tables(md: sa.MetaData) -> None:
     )
 
 
-# Columns that staff and BI tools filter the published views on as delivered (without the plan
-# area): `pub.parcel_balance WHERE pin = '...'` scanned every parcel before revision 0008.
-LOOKUP_COLUMNS: dict[str, tuple[str, ...]] = {"parcel": ("pin",)}
-
-
 def _layer_table(md: sa.MetaData, layer: Layer, srid: int) -> sa.Table:
     name = layer.name
     cols: list[sa.schema.SchemaItem] = [
@@ -326,8 +321,9 @@ def _layer_table(md: sa.MetaData, layer: Layer, srid: int) -> sa.Table:
         # Not partial on valid_to IS NULL: such an index would also match every "current
         # versions" scan and could win over the spatial index for the pub views' map queries.
         cols.append(sa.Index(f"ix_{name}_{layer.key}", "plan_area_id", layer.key))
-    for column in LOOKUP_COLUMNS.get(name, ()):
-        cols.append(sa.Index(f"ix_{name}_{column}", column))
+    for suffix, expression in layer.lookup:
+        key = expression if expression.isidentifier() else sa.text(expression)
+        cols.append(sa.Index(f"ix_{name}_{suffix}", key))
     return sa.Table(name, md, *cols, schema="core", comment=layer.doc)
 
 
