@@ -12,9 +12,6 @@ The QGIS set-up (its install, its environment) is tests/test_publish_qgis.py's.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,8 +19,8 @@ import pytest
 import sqlalchemy as sa
 from clones import cloned
 from publish_fixture import ORIGIN, Login, _login, gis_login, load_and_reconcile  # noqa: F401
-from sqlalchemy.engine import URL, make_url
-from test_publish_qgis import qgis_python  # noqa: F401  (fixture)
+from sqlalchemy.engine import URL
+from test_publish_qgis import drive, qgis_environment, qgis_python  # noqa: F401
 
 from rulem_db import ledger
 from rulem_db.catalogue.layers import IMPACT_KINDS
@@ -59,23 +56,6 @@ def editor_login(admin_url: URL) -> Iterator[Login]:
     yield from _login(admin_url, "rulem_editor")
 
 
-def _env(login: Login, url: str, folder: Path) -> dict[str, str]:
-    folder.mkdir(mode=0o700)
-    (folder / "home").mkdir()
-    service = login.service_file(folder / "pg_service.conf", make_url(url).database)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "VIRTUAL_ENV"))}
-    env.update(QT_QPA_PLATFORM="offscreen", HOME=str(folder / "home"),
-               PGSERVICEFILE=str(service), XDG_RUNTIME_DIR=str(folder))
-    return env
-
-
-def _drive(python: str, env: dict[str, str], job: dict) -> dict:
-    proc = subprocess.run([python, str(DRIVER)], input=json.dumps(job), capture_output=True,
-                          text=True, env=env, timeout=600)
-    assert proc.returncode == 0 and proc.stdout, proc.stderr[-2000:]
-    return json.loads(proc.stdout)
-
-
 def _row(url: str, sql: str) -> sa.Row:
     eng = sa.create_engine(url)
     try:
@@ -97,8 +77,8 @@ def test_a_gis_login_cannot_edit_through_the_edit_project(
         qgis_python: str, gis_login: Login, qgis_edit_url: str,  # noqa: F811
         tmp_path: Path) -> None:
     before = _impact(qgis_edit_url)
-    report = _drive(qgis_python, _env(gis_login, qgis_edit_url, tmp_path / "gis"),
-                    {"project": str(PROJECT), "edit": EDIT})
+    env = qgis_environment(gis_login, qgis_edit_url, tmp_path / "gis")
+    report = drive(qgis_python, env, {"project": str(PROJECT), "edit": EDIT}, DRIVER)
     assert report["edit"]["committed"] is False
     assert all(not la["valid"] for la in report["project"]["layers"])  # no right to read edit
     assert _impact(qgis_edit_url) == before
@@ -113,8 +93,8 @@ def test_an_editor_changes_an_impact_in_qgis_and_the_balance_moves_by_the_acres_
                                   "FROM pub.permit_balance WHERE permit_no = '24-101'")
     assert float(balance.impact_acres) == pytest.approx(round(5000 / ACRE_M2, 4))  # 1.2355
 
-    report = _drive(qgis_python, _env(editor_login, qgis_edit_url, tmp_path / "editor"),
-                    {"project": str(PROJECT), "edit": EDIT})
+    env = qgis_environment(editor_login, qgis_edit_url, tmp_path / "editor")
+    report = drive(qgis_python, env, {"project": str(PROJECT), "edit": EDIT}, DRIVER)
     project = report["project"]
     layers = {la["name"]: la for la in project["layers"]}
     views = set(_row(qgis_edit_url, "SELECT array_agg(table_name::text) FROM "

@@ -69,18 +69,25 @@ def qgis_python() -> str:
 @pytest.fixture(scope="session")
 def qgis_env(gis_login: Login, published_url: str, tmp_path_factory) -> dict[str, str]:  # noqa: F811
     """Environment for QGIS: service 'rulem' = the fixture database as a rulem_gis login."""
-    folder = tmp_path_factory.mktemp("qgis")
-    service = gis_login.service_file(folder / "pg_service.conf",
-                                     make_url(published_url).database)
+    return qgis_environment(gis_login, published_url, tmp_path_factory.mktemp("qgis"))
+
+
+def qgis_environment(login: Login, url: str, folder: Path) -> dict[str, str]:
+    """Environment for a headless QGIS: service 'rulem' = the database of url as login, and a
+    private HOME and runtime folder (folder, made private)."""
+    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.chmod(0o700)
     (folder / "home").mkdir()
+    service = login.service_file(folder / "pg_service.conf", make_url(url).database)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "VIRTUAL_ENV"))}
     env.update(QT_QPA_PLATFORM="offscreen", HOME=str(folder / "home"),
                PGSERVICEFILE=str(service), XDG_RUNTIME_DIR=str(folder))
     return env
 
 
-def _drive(python: str, env: dict[str, str], job: dict) -> dict:
-    proc = subprocess.run([python, str(DRIVER)], input=json.dumps(job), capture_output=True,
+def drive(python: str, env: dict[str, str], job: dict, driver: Path = DRIVER) -> dict:
+    """Run a QGIS driver script with job on stdin; its JSON report."""
+    proc = subprocess.run([python, str(driver)], input=json.dumps(job), capture_output=True,
                           text=True, env=env, timeout=600)
     assert proc.returncode == 0 and proc.stdout, proc.stderr[-2000:]
     return json.loads(proc.stdout)
@@ -147,7 +154,7 @@ def test_every_published_layer_opens_valid_read_only_and_styled(
         qgis_python: str, qgis_env: dict, published_url: str) -> None:  # noqa: F811
     layers = _catalogue(published_url)
     styles = _style_labels(published_url)
-    report = _drive(qgis_python, qgis_env, {"layers": [
+    report = drive(qgis_python, qgis_env, {"layers": [
         {"name": la["name"], "uri": la["uri"]} for la in layers]})
     got = {r["name"]: r for r in report["layers"]}
     problems = []
@@ -180,7 +187,7 @@ def test_the_shipped_project_opens_every_layer_grouped_and_renders_the_plan_area
     PNG.unlink(missing_ok=True)
     ox, oy = ORIGIN
     xmin, ymin, xmax, ymax = EXTENT
-    report = _drive(qgis_python, qgis_env, {"project": str(PROJECT), "render": {
+    report = drive(qgis_python, qgis_env, {"project": str(PROJECT), "render": {
         "png": str(PNG), "epsg": SRID, "width": 1200, "height": 800,
         "extent": [xmin - 50, ymin - 50, xmax + 50, ymax + 50],
         "probes": {"impact": [ox + 200, oy + 75], "approved_wetland": [ox + 300, oy + 280],
