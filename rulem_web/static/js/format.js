@@ -1,0 +1,30 @@
+// Figures as the ledger publishes them: acres to 4 decimals, never rounded again here.
+
+/** Acres as published (numeric(12,4) arrives as a string or a number). */
+export function acres(value) {
+  if (value === null || value === undefined || value === "") return "–";
+  const n = Number(value);
+  return Number.isFinite(n) ? n.toFixed(4) : String(value);
+}
+
+/** Escape text for innerHTML. */
+export function esc(value) {
+  return String(value ?? "").replace(/[&<>"']/g, (c) => ({
+    "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;",
+  })[c]);
+}
+
+/** Element helper: tag, attributes, children (strings become text). */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (value !== undefined && value !== null && value !== false) node.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}

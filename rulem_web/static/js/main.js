@@ -1,0 +1,112 @@
+// The web map's start: the style from the server (the shared palette, translated by
+// rulem-db serve), then the controls. Everything the page reads comes from the same origin.
+//
+// For tests and for staff who script the page: window.rulemMap is the MapLibre map, and
+// <body data-ready="true"> is set once the map has drawn its first complete frame ("idle").
+
+import { getJSON } from "./api.js";
+import { setupLayerList, setupLegend } from "./layers.js";
+import { setupLabels } from "./labels.js";
+import { Panel } from "./panel.js";
+import { setupSearch } from "./search.js";
+import { setupScreen } from "./screen.js";
+import { pick } from "./pick.js";
+
+const maplibregl = window.maplibregl;
+const status = document.getElementById("status");
+
+function say(text) {
+  status.textContent = text;
+}
+
+/** The date control's value, or "" for today. */
+function asOf() {
+  return document.getElementById("as-of").value;
+}
+
+async function start() {
+  if (!maplibregl) {
+    say("MapLibre GL JS is not installed on the server: run scripts/bootstrap (npm ci).");
+    return;
+  }
+  let style;
+  try {
+    style = await getJSON("/api/style.json");
+  } catch (error) {
+    say(`The map style could not be read: ${error.message}`);
+    return;
+  }
+  const map = new maplibregl.Map({
+    container: "map",
+    style,
+    attributionControl: false,
+    // Keeps the drawn frame readable for a screenshot (the tests' proof the map renders).
+    preserveDrawingBuffer: true,
+    // Keyboard: the map container takes focus, arrows pan, +/- zoom (MapLibre's handlers).
+    keyboard: true,
+  });
+  window.rulemMap = map;
+  map.addControl(new maplibregl.NavigationControl({ showCompass: false }), "top-left");
+  map.addControl(new maplibregl.ScaleControl({ unit: "imperial" }), "bottom-left");
+  map.on("error", (event) => {
+    const message = event && event.error ? event.error.message : "unknown error";
+    say(`Map: ${message}`);
+  });
+
+  const panel = new Panel(document.getElementById("panel"), map, asOf);
+  const planBalance = document.getElementById("plan-balance");
+
+  async function showPlan() {
+    try {
+      const plan = await getJSON("/api/plan", { as_of: asOf() });
+      panel.renderPlanLine(planBalance, plan);
+      return plan;
+    } catch (error) {
+      planBalance.textContent = `Plan-wide balance: ${error.message}`;
+      return null;
+    }
+  }
+
+  map.once("load", async () => {
+    if (!style.center && !style.bounds) {
+      const plan = await showPlan();
+      const bbox = plan && plan.bbox;
+      if (bbox) map.fitBounds([[bbox[0], bbox[1]], [bbox[2], bbox[3]]], { padding: 20, duration: 0 });
+    } else {
+      await showPlan();
+    }
+    setupLayerList(document.getElementById("layer-list"), map, style);
+    await setupLegend(document.getElementById("legend"));
+    setupLabels(map);
+    setupSearch(document.getElementById("search-form"), document.getElementById("search-results"),
+      map, panel);
+    setupScreen(map);
+    map.once("idle", () => {
+      document.body.dataset.ready = "true";
+      say("");
+    });
+  });
+
+  map.on("click", (event) => {
+    if (map.getContainer().classList.contains("drawing")) return;
+    const hit = pick(map, event.point);
+    if (hit) panel.open(hit);
+  });
+  map.on("mousemove", (event) => {
+    if (map.getContainer().classList.contains("drawing")) return;
+    map.getCanvas().style.cursor = pick(map, event.point) ? "pointer" : "";
+  });
+
+  const dateInput = document.getElementById("as-of");
+  dateInput.addEventListener("change", () => {
+    panel.refresh();
+    showPlan();
+  });
+  document.getElementById("as-of-today").addEventListener("click", () => {
+    dateInput.value = "";
+    panel.refresh();
+    showPlan();
+  });
+}
+
+start();
