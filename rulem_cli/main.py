@@ -10,7 +10,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
-from rulem_cli import commands
+from rulem_cli import commands, read_only
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -42,6 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        read_only.refuse_on_standby(args)  # a writing command on a standby: one line, nothing done
         result = args.func(args)
     except KeyboardInterrupt:
         print("rulem-db: interrupted", file=sys.stderr)

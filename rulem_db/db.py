@@ -164,6 +164,26 @@ def connect(url: str) -> Iterator[sa.Connection]:
         yield conn
 
 
+class ReadOnlyStandby(RuntimeError):
+    """The database is a hot standby (in recovery), which takes no writes."""
+
+
+def refuse_standby(url: str, doing: str) -> None:
+    """Raise ReadOnlyStandby when `url` is a read-only standby; `doing` names the command.
+
+    Why: a standby refuses writes by itself, but only at the first writing statement, after a
+    command has read its files or opened its run, and with "cannot execute INSERT in a
+    read-only transaction". Asked first, the user learns in one line what the database is and
+    where the command belongs (rulem_cli/read_only.py asks it for every writing command)."""
+    with connect(url) as conn:
+        if not conn.execute(sa.text("SELECT pg_is_in_recovery()")).scalar():
+            return
+    u = sa.engine.make_url(url)
+    raise ReadOnlyStandby(f"database {u.database} on {u.host or 'localhost'}:{u.port or 5432} "
+                          f"is a read-only standby (pg_is_in_recovery): run {doing} on the "
+                          "primary")
+
+
 class PlanAreaUnclear(ValueError):
     """No plan area was named and the database does not hold exactly one, or the one named is
     not in it. A ValueError, so the command line prints it as one line."""
