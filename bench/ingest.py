@@ -1,6 +1,6 @@
 """Benchmark: our ingest of N synthetic parcel polygons from a GeoPackage, validation and
 versioning included, against GDAL's ogr2ogr (PostgreSQL driver, COPY mode) loading the same
-file. Prints both times and their ratio (target: ours <= 1.5 x ogr2ogr).
+file. Prints both times and their ratio.
 
     env -u PYTHONDONTWRITEBYTECODE .venv/bin/python bench/ingest.py [--features 100000]
         [--admin-url postgresql://...] [--keep DIR] [--repeat N] [--breakdown]
@@ -13,6 +13,11 @@ GeoPackage is EPSG:26915, the databases' working CRS, so neither side reprojects
 and records them; ogr2ogr copies them as they are).
 Also printed: ours re-ingesting the same file (a no-op) and a re-delivery with 1 percent of the
 parcels changed.
+
+The harness (bench/run.py) takes its pieces from here: the generator (make_parcels,
+write_parcels), the re-delivery made from a first file (make_redelivery), the bare ogr2ogr load
+and full reload, and the DBA's route to our result in GDAL and SQL (run_dba, DBA_SQL), which is
+what our first load is judged against (issue 21).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import geopandas as gpd  # noqa: E402
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 import shapely  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 
@@ -44,18 +50,22 @@ SIZE_M = 30.0    # parcel cell; smaller for files whose grid would leave the squ
 FIT_M = 9_510.0  # side of the square the grid stays in (100,000 cells of 30 m)
 
 
-def make_parcels(n: int, changed_share: float = 0.0, seed: int = 1) -> gpd.GeoDataFrame:
-    """n parcels on a grid: 5 to 9 vertices each, PIN, owner and land use; a few bow-ties."""
-    rng = np.random.default_rng(seed)
+def make_parcels(n: int, changed_share: float = 0.0, seed: int = 1, first: int = 0,
+                 count: int | None = None) -> gpd.GeoDataFrame:
+    """n parcels on a grid: 5 to 9 vertices each, PIN, owner and land use; a few bow-ties.
+    first and count give one slice of them (parcels first .. first + count - 1 of the same
+    n-parcel grid), so a file of millions is written in pieces without holding them all."""
+    rng = np.random.default_rng(seed if first == 0 else [seed, first])
     side = int(np.ceil(np.sqrt(n)))
     cell = min(SIZE_M, FIT_M / side)  # every parcel inside the plan boundary
     f = cell / SIZE_M
-    i = np.arange(n)
+    ks = range(first, n if count is None else min(n, first + count))
+    i = np.arange(ks.start, ks.stop)
     x0 = ORIGIN[0] + (i % side) * cell
     y0 = ORIGIN[1] + (i // side) * cell
     geoms = []
-    for k in range(n):
-        x, y = x0[k], y0[k]
+    for k in ks:
+        x, y = x0[k - first], y0[k - first]
         jitter = rng.uniform(-2, 2, 4) if changed_share and rng.random() < changed_share else 0
         if k % 1000 == 999:  # a slightly crossed ring: invalid, repair keeps the area
             ring = [(x, y), (x + 29 * f, y), (x + 29 * f, y + 29 * f), (x + 14.5 * f, y + 29 * f),
@@ -69,13 +79,39 @@ def make_parcels(n: int, changed_share: float = 0.0, seed: int = 1) -> gpd.GeoDa
             poly = shapely.affinity.translate(poly, jitter[0] / 10, jitter[1] / 10)
         geoms.append(poly)
     pins = [f"{13 + (k // 40000):02d}-31-23-{(k // 1000) % 40:02d}-{k % 1000:04d}"
-            for k in range(n)]
+            for k in ks]
     return gpd.GeoDataFrame({
         "PIN": pins,
-        "OWNER": [f"Owner {k % 997}" for k in range(n)],
-        "LANDUSE": rng.choice(["residential", "commercial", "agricultural", "vacant"], n),
-        "ACRES": [round(cell * cell / 4046.8564224, 4)] * n,
+        "OWNER": [f"Owner {k % 997}" for k in ks],
+        "LANDUSE": rng.choice(["residential", "commercial", "agricultural", "vacant"], len(ks)),
+        "ACRES": [round(cell * cell / 4046.8564224, 4)] * len(ks),
     }, geometry=geoms, crs="EPSG:26915")
+
+
+def write_parcels(path: Path, n: int, piece: int = 500_000) -> None:
+    """make_parcels(n) as a GeoPackage layer `parcel`, written piece by piece (appended), so
+    the harness never holds more than `piece` polygons."""
+    for first in range(0, n, piece):
+        make_parcels(n, first=first, count=piece).to_file(
+            path, layer="parcel", driver="GPKG", engine="pyogrio", append=first > 0)
+
+
+def make_redelivery(first: gpd.GeoDataFrame) -> tuple[gpd.GeoDataFrame, dict[str, int]]:
+    """The weekly refresh of a delivered parcel layer, made from the first delivery: 1 % of
+    the parcels changed (moved 0.5 m: every 100th from the 8th), 0.2 % removed (every 500th
+    from the 4th) and as many new ones (the removed parcels' land under new PINs, as a
+    re-platted parcel comes back; so they stay inside the plan boundary). Returns the frame
+    and the counts {changed, removed, new}."""
+    k = np.arange(len(first))
+    changed = (k % 100 == 7)
+    removed = (k % 500 == 3)
+    second = first.copy()
+    second.loc[changed, "geometry"] = second.loc[changed, "geometry"].translate(0.5, 0.0)
+    new = first.loc[removed].copy()
+    new["PIN"] = [f"99-31-23-{i // 10000:02d}-{i % 10000:04d}" for i in range(len(new))]
+    second = pd.concat([second.loc[~removed], new], ignore_index=True)
+    return (gpd.GeoDataFrame(second, geometry="geometry", crs=first.crs),
+            {"changed": int(changed.sum()), "removed": int(removed.sum()), "new": len(new)})
 
 
 def fresh_database(admin_url: str, name: str) -> str:
@@ -123,6 +159,73 @@ def run_ogr2ogr(url: str, gpkg: Path) -> float:
                     "public.bench_ogr", "-lco", "GEOMETRY_NAME=geom", "--config", "PG_USE_COPY",
                     "YES"], check=True, env=env)
     return time.perf_counter() - start
+
+
+def run_ogr2ogr_reload(url: str, gpkg: Path) -> float:
+    """ogr2ogr's bare full reload of a layer it loaded before (-overwrite: the table dropped
+    and made again, every feature COPYed): what a re-delivery costs a DBA who reloads."""
+    env = dict(os.environ, PGPASSWORD=sa.engine.make_url(url).password or "")
+    start = time.perf_counter()
+    subprocess.run(["ogr2ogr", "-f", "PostgreSQL", pg_conninfo(url), str(gpkg), "-nln",
+                    "public.bench_ogr", "-overwrite", "-lco", "GEOMETRY_NAME=geom", "--config",
+                    "PG_USE_COPY", "YES"], check=True, env=env)
+    return time.perf_counter() - start
+
+
+# The DBA's route to the same result as our first load, in SQL after an ogr2ogr COPY into a
+# staging table: polygons repaired with ST_MakeValid only when the repair keeps the area within
+# 0.1 percent (the others are left out and listed), the plan boundary checked (parcels partly
+# or wholly outside listed, as our ingest warns of them), and the rest inserted into a table
+# with core.parcel's columns, CHECK constraints, unique constraint and indexes (LIKE ...
+# INCLUDING ALL; no triggers: versioning is what the DBA does not have).
+DBA_TABLE = "CREATE SCHEMA dba; CREATE TABLE dba.parcel (LIKE core.parcel INCLUDING ALL)"
+DBA_SQL = """
+CREATE TEMP TABLE dba_fixed ON COMMIT DROP AS
+SELECT s.ogc_fid, s.pin, s.owner, s.landuse, s.acres, v.ok,
+       CASE WHEN v.ok THEN ST_Multi(s.geom)
+            ELSE ST_Multi(ST_CollectionExtract(ST_MakeValid(s.geom), 3)) END AS geom,
+       CASE WHEN v.ok THEN NULL ELSE ST_Area(s.geom) END AS area_before
+FROM public.dba_stage s CROSS JOIN LATERAL (SELECT ST_IsValid(s.geom) AS ok) v;
+CREATE TEMP TABLE dba_refused ON COMMIT DROP AS
+SELECT ogc_fid, 'repair changes the area by more than 0.1 percent' AS why FROM dba_fixed
+WHERE NOT ok AND (ST_IsEmpty(geom) OR abs(ST_Area(geom) - area_before) > 0.001 * area_before);
+CREATE TEMP TABLE dba_outside ON COMMIT DROP AS
+SELECT f.ogc_fid FROM dba_fixed f,
+     (SELECT ST_Union(geom) AS g FROM core.cwmp_area WHERE valid_to IS NULL) b
+WHERE NOT ST_Covers(b.g, f.geom);
+INSERT INTO dba.parcel (parcel_id, plan_area_id, pin, pin_normalized, geom, source_fid,
+                        source_attributes, batch_id)
+SELECT f.ogc_fid, 1, f.pin, upper(regexp_replace(f.pin, '[^0-9A-Za-z]', '', 'g')), f.geom,
+       f.ogc_fid::text, jsonb_build_object('OWNER', f.owner, 'LANDUSE', f.landuse,
+                                          'ACRES', f.acres), 1
+FROM dba_fixed f WHERE NOT EXISTS (SELECT 1 FROM dba_refused r WHERE r.ogc_fid = f.ogc_fid)
+"""
+
+
+def run_dba(url: str, gpkg: Path) -> tuple[float, float, dict[str, int]]:
+    """The DBA's route (DBA_SQL) on a migrated database holding the plan boundary: the
+    destination table made first (not timed: it exists before a delivery), then timed: ogr2ogr
+    COPY into public.dba_stage (no spatial index: a staging table is read once), and the SQL
+    in one transaction. Returns (total seconds, of them the ogr2ogr step, counts)."""
+    with db.connect(url) as conn:
+        for statement in DBA_TABLE.split("; "):
+            conn.execute(sa.text(statement))
+    env = dict(os.environ, PGPASSWORD=sa.engine.make_url(url).password or "")
+    start = time.perf_counter()
+    subprocess.run(["ogr2ogr", "-f", "PostgreSQL", pg_conninfo(url), str(gpkg), "-nln",
+                    "public.dba_stage", "-lco", "GEOMETRY_NAME=geom", "-lco", "FID=ogc_fid", "-lco",
+                    "SPATIAL_INDEX=NONE", "--config", "PG_USE_COPY", "YES"], check=True, env=env)
+    copied = time.perf_counter() - start
+    with db.connect(url) as conn:
+        conn.execute(sa.text("SET LOCAL jit = off"))  # as our ingest's functions run
+        for statement in DBA_SQL.split(";\n"):
+            conn.execute(sa.text(statement))
+        counts = dict(conn.execute(sa.text(
+            "SELECT 'inserted', count(*) FROM dba.parcel UNION ALL "
+            "SELECT 'repaired', count(*) FROM dba_fixed WHERE NOT ok UNION ALL "
+            "SELECT 'refused', count(*) FROM dba_refused UNION ALL "
+            "SELECT 'outside', count(*) FROM dba_outside")).all())
+    return time.perf_counter() - start, copied, {k: int(v) for k, v in counts.items()}
 
 
 class Stages:
