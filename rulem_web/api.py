@@ -1,0 +1,235 @@
+"""The service's own JSON API: health, a parcel's or permit's balance with its findings, the
+plan's balance, permit search, the 2(a) screen, and the map's style and legend.
+
+Why beside tipg: OGC API Features answers "the rows of a view"; the map's panel needs one
+parcel's balance and its findings in one answer, as of a date, in acres rounded the way the
+ledger publishes them. Every query reads the published views and functions of pub (and
+web's stamps), as the reader the pool connects as.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from rulem_web import screen, style
+
+router = APIRouter()
+
+PARCEL_FIELDS = ("pin", "parcel_id", "impact_acres", "required_acres", "credit_acres",
+                 "credit_proposed_acres", "credit_constructed_acres", "credit_hosted_acres",
+                 "balance_acres", "status")
+PERMIT_FIELDS = ("permit_no", "permit_id", "permit_status", "impact_acres", "required_acres",
+                 "credit_acres", "transfer_in_acres", "transfer_out_acres",
+                 "credit_proposed_acres", "credit_constructed_acres", "credit_hosted_acres",
+                 "balance_acres", "status")
+PLAN_FIELDS = ("code", "name", "impact_acres", "required_acres", "credit_acres",
+               "credit_proposed_acres", "credit_constructed_acres", "credit_hosted_acres",
+               "district_project_credit_acres", "unallocated_balance_acres", "balance_acres",
+               "status", "parcels_in_deficit", "permits_in_deficit")
+FINDING_SQL = """
+SELECT finding_id, permit_no, parcel_pin AS pin, paragraph, check_code AS "check", title,
+       severity, message, review_state
+FROM pub.finding WHERE {where}
+ORDER BY permit_no, sort_order, paragraph, finding_id"""
+BBOX = ("CASE WHEN {g} IS NULL THEN NULL ELSE ARRAY[ST_XMin(b.e), ST_YMin(b.e), "
+        "ST_XMax(b.e), ST_YMax(b.e)] END")
+NO_CACHE = {"Cache-Control": "no-cache"}
+
+
+def error(status: int, message: str) -> JSONResponse:
+    """A one-line JSON error."""
+    return JSONResponse({"error": message}, status_code=status, headers=NO_CACHE)
+
+
+def plain(value: Any) -> Any:
+    """JSON numbers for acres (4 decimals, as the ledger publishes them), ISO dates."""
+    if isinstance(value, Decimal):
+        return float(round(value, 4))
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def record(row: asyncpg.Record, fields: tuple[str, ...]) -> dict[str, Any]:
+    return {f: plain(row[f]) for f in fields}
+
+
+def display_pin(pin: str) -> str:
+    """A PIN typed with any punctuation, in the published (display) form when it has the
+    county's twelve characters (as core.pin_display, sql/025)."""
+    bare = re.sub(r"[^0-9A-Za-z]", "", pin)
+    if re.fullmatch(r"[0-9]{12}", bare):
+        return f"{bare[0:2]}-{bare[2:4]}-{bare[4:6]}-{bare[6:8]}-{bare[8:12]}"
+    return pin.strip()
+
+
+def as_of_date(request: Request) -> tuple[dt.date | None, JSONResponse | None]:
+    raw = request.query_params.get("as_of")
+    if not raw:
+        return None, None
+    try:
+        return dt.date.fromisoformat(raw), None
+    except ValueError:
+        return None, error(400, f"as_of is not a date (YYYY-MM-DD): {raw!r}")
+
+
+def pool(request: Request) -> asyncpg.Pool:
+    return request.app.state.pool
+
+
+@router.get("/healthz", tags=["rulem-db"])
+async def healthz(request: Request) -> JSONResponse:
+    """The process answers, and so does the database (with the latest run and batch)."""
+    try:
+        async with pool(request).acquire() as conn:
+            run = await conn.fetchrow(
+                "SELECT run_id, status, started_at, finished_at FROM pub.reconciliation_run "
+                "ORDER BY run_id DESC LIMIT 1")
+            batch = await conn.fetchrow("SELECT * FROM web.latest_batch()")
+    except Exception as exc:  # any failure is the database's state, said in one line
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        return JSONResponse({"status": "error", "database": reason}, status_code=503,
+                            headers=NO_CACHE)
+    return JSONResponse({
+        "status": "ok", "database": "ok",
+        "latest_run": {k: plain(v) for k, v in run.items()} if run else None,
+        "latest_batch": ({k: plain(v) for k, v in batch.items()}
+                         if batch and batch["batch_id"] is not None else None),
+    }, headers=NO_CACHE)
+
+
+@router.get("/api/parcel", tags=["rulem-db"])
+async def parcel(request: Request) -> JSONResponse:
+    """One parcel's balance (now, or as of a date) with its findings and extent."""
+    pin = request.query_params.get("pin")
+    if not pin:
+        return error(400, "give a parcel's PIN: /api/parcel?pin=NN-NN-NN-NN-NNNN")
+    on, bad = as_of_date(request)
+    if bad:
+        return bad
+    pin = display_pin(pin)
+    source = "pub.parcel_balance_as_of($2::date)" if on else "pub.parcel_balance"
+    sql = (f"SELECT p.*, {BBOX.format(g='p.geom')} AS bbox FROM {source} p "
+           "LEFT JOIN LATERAL (SELECT ST_Transform(ST_Envelope(p.geom), 4326) AS e) b ON true "
+           "WHERE p.pin = $1")
+    async with pool(request).acquire() as conn:
+        row = await conn.fetchrow(sql, pin, *([on] if on else []))
+        if row is None:
+            when = f" as of {on}" if on else ""
+            return error(404, f"no parcel with PIN {pin}{when}")
+        findings = await conn.fetch(FINDING_SQL.format(where="parcel_pin = $1"), pin)
+    body = record(row, PARCEL_FIELDS)
+    body.update(as_of=plain(on), findings=[dict(record(f, tuple(f.keys()))) for f in findings],
+                bbox=plain(row["bbox"]))
+    return JSONResponse(body, headers=NO_CACHE)
+
+
+PERMIT_EXTENT = """
+SELECT {bbox} AS bbox FROM (
+  SELECT ST_Transform(ST_Envelope(ST_Collect(geom)), 4326) AS e, ST_Collect(geom) AS g FROM (
+    SELECT geom FROM pub.impact WHERE permit_no = $1
+    UNION ALL SELECT geom FROM pub.replacement WHERE permit_no = $1
+    UNION ALL SELECT geom FROM pub.buffer WHERE permit_no = $1) s) b"""
+
+
+@router.get("/api/permit", tags=["rulem-db"])
+async def permit(request: Request) -> JSONResponse:
+    """One permit's balance (now, or as of a date) with its findings and extent (its impacts,
+    replacement and buffers)."""
+    no = (request.query_params.get("no") or "").strip()
+    if not no:
+        return error(400, "give a permit number: /api/permit?no=24-001")
+    on, bad = as_of_date(request)
+    if bad:
+        return bad
+    source = "pub.permit_balance_as_of($2::date)" if on else "pub.permit_balance"
+    async with pool(request).acquire() as conn:
+        row = await conn.fetchrow(f"SELECT * FROM {source} WHERE permit_no = $1", no,
+                                  *([on] if on else []))
+        if row is None:
+            when = f" as of {on}" if on else ""
+            return error(404, f"no permit {no}{when}")
+        findings = await conn.fetch(FINDING_SQL.format(where="permit_no = $1"), no)
+        bbox = await conn.fetchval(PERMIT_EXTENT.format(bbox=BBOX.format(g="b.g")), no)
+    body = record(row, PERMIT_FIELDS)
+    body.update(as_of=plain(on), findings=[record(f, tuple(f.keys())) for f in findings],
+                bbox=plain(bbox))
+    return JSONResponse(body, headers=NO_CACHE)
+
+
+@router.get("/api/permits", tags=["rulem-db"])
+async def permits(request: Request) -> JSONResponse:
+    """Permits whose number starts with (or contains) q: up to 20, by number."""
+    q = (request.query_params.get("q") or "").strip()
+    like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    sql = f"""
+    SELECT p.permit_no, {BBOX.format(g='b.g')} AS bbox
+    FROM (SELECT permit_no FROM pub.permit_balance WHERE permit_no ILIKE $1
+          ORDER BY (permit_no NOT ILIKE $2), permit_no LIMIT 20) p
+    LEFT JOIN LATERAL (
+      SELECT ST_Transform(ST_Envelope(ST_Collect(geom)), 4326) AS e, ST_Collect(geom) AS g
+      FROM (SELECT geom FROM pub.impact WHERE permit_no = p.permit_no
+            UNION ALL SELECT geom FROM pub.replacement WHERE permit_no = p.permit_no
+            UNION ALL SELECT geom FROM pub.buffer WHERE permit_no = p.permit_no) s) b ON true
+    ORDER BY (p.permit_no NOT ILIKE $2), p.permit_no"""
+    async with pool(request).acquire() as conn:
+        rows = await conn.fetch(sql, like, like[1:])
+    return JSONResponse([{"permit_no": r["permit_no"], "bbox": plain(r["bbox"])}
+                         for r in rows], headers=NO_CACHE)
+
+
+@router.get("/api/plan", tags=["rulem-db"])
+async def plan(request: Request) -> JSONResponse:
+    """The plan area's balance (now, or as of a date)."""
+    on, bad = as_of_date(request)
+    if bad:
+        return bad
+    source = "pub.plan_balance_as_of($1::date)" if on else "pub.plan_balance"
+    sql = (f"SELECT p.*, {BBOX.format(g='p.geom')} AS bbox FROM {source} p "
+           "LEFT JOIN LATERAL (SELECT ST_Transform(ST_Envelope(p.geom), 4326) AS e) b ON true "
+           "ORDER BY p.plan_area_id LIMIT 1")
+    async with pool(request).acquire() as conn:
+        row = await conn.fetchrow(sql, *([on] if on else []))
+    if row is None:
+        return error(404, "no plan area is registered")
+    body = record(row, PLAN_FIELDS)
+    body.update(as_of=plain(on), bbox=plain(row["bbox"]))
+    return JSONResponse(body, headers=NO_CACHE)
+
+
+@router.post("/api/screen", tags=["rulem-db"])
+async def screen_footprint(request: Request) -> JSONResponse:
+    """Rule M 2(a)'s answer for a proposed footprint (GeoJSON, EPSG:4326)."""
+    body = await request.body()
+    try:
+        footprint = screen.parse(body)
+    except screen.ScreenInputError as exc:
+        return error(400, str(exc))
+    async with pool(request).acquire() as conn:
+        try:
+            answer = await screen.screen(conn, request.app.state.plan_area, footprint)
+        except screen.ScreenInputError as exc:
+            return error(400, str(exc))
+    return JSONResponse(answer, headers=NO_CACHE)
+
+
+@router.get("/api/style.json", tags=["rulem-db"])
+async def style_json(request: Request) -> JSONResponse:
+    """The web map's MapLibre style: this service's tiles in the QGIS palette."""
+    return JSONResponse(style.style(str(request.base_url), request.app.state.style_rules,
+                                    request.app.state.plan_bounds), headers=NO_CACHE)
+
+
+@router.get("/api/legend", tags=["rulem-db"])
+async def legend(request: Request) -> JSONResponse:
+    """The web map's legend entries, from the same rules as the style."""
+    return JSONResponse(style.legend(request.app.state.style_rules), headers=NO_CACHE)
