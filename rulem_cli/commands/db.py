@@ -1,9 +1,11 @@
-"""`rulem-db db init|migrate|status|start|stop`: the database itself."""
+"""`rulem-db db init|migrate|status|start|stop|standby`: the database itself, and a hot
+standby of it on this machine (rulem_db/local/standby.py)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import sqlalchemy as sa
 
@@ -34,6 +36,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     st.set_defaults(func=_status)
     dsub.add_parser("start", help="start the embedded cluster").set_defaults(func=_start)
     dsub.add_parser("stop", help="stop the embedded cluster").set_defaults(func=_stop)
+
+    sb = dsub.add_parser(
+        "standby", help="a read-only hot standby of the database on this machine",
+        description="A second PostgreSQL cluster that follows the primary by streaming "
+                    "replication and answers reads (GIS, BI, balance, export) while the "
+                    "primary recomputes; rulem-db refuses its writing commands there. The "
+                    "primary is --db (a superuser URL), else the embedded default.")
+    ssub = sb.add_subparsers(dest="standby_command", metavar="ACTION", required=True)
+    create = ssub.add_parser("create", help="copy the primary (pg_basebackup) and start it")
+    create.add_argument("--port", type=int, required=True, help="the standby's port")
+    create.add_argument("--host", default="127.0.0.1",
+                        help="address it listens on (default: %(default)s)")
+    create.add_argument("--dir", type=Path, required=True,
+                        help="new or empty folder for its data")
+    create.set_defaults(func=_standby)
+    for action, text in (("start", "start the standby"), ("stop", "stop the standby"),
+                         ("remove", "stop it, delete its folder, drop its slot on the primary")):
+        q = ssub.add_parser(action, help=text)
+        q.add_argument("--dir", type=Path, required=True, help="its data folder")
+        q.set_defaults(func=_standby)
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -109,3 +131,35 @@ def _stop(args: argparse.Namespace) -> int:
     cluster.stop()
     print("embedded cluster stopped")
     return 0
+
+
+def _standby(args: argparse.Namespace) -> int:
+    from rulem_db.local import standby
+
+    action = args.standby_command
+    if action in ("start", "stop"):
+        getattr(standby, action)(standby.load(args.dir))
+        print(f"standby in {args.dir} {'running' if action == 'start' else 'stopped'}")
+        return 0
+    primary = _primary_superuser(args.db)
+    if action == "remove":
+        standby.remove(primary, standby.load(args.dir))
+        print(f"standby in {args.dir} removed, its slot on the primary dropped")
+        return 0
+    made = standby.create(primary, args.dir, args.port, host=args.host, progress=print)
+    example = sa.engine.make_url(standby.reader_url(config.database_url(args.db), made)) \
+        .set(drivername="postgresql").render_as_string(hide_password=True)
+    print(f"standby ready: read-only on {made.host}:{made.port}, data in {made.data_dir}, "
+          f"log {made.log_file}")
+    print(f"the primary's logins work on it, e.g. --db {example}")
+    return 0
+
+
+def _primary_superuser(cli_value: str | None) -> str:
+    """--db (or $RULEM_DATABASE_URL) as given, else the embedded default's superuser."""
+    url = cli_value or _env_url()
+    if url:
+        return config.normalize_url(url)
+    from rulem_db.local import cluster
+
+    return cluster.ensure_embedded().admin_url
