@@ -4,9 +4,9 @@
 // the map may load nothing from another host; no glyph package is available to install, so
 // the style has no text layers. The browser's own fonts draw these labels instead: at zoom 15
 // and closer, one label per parcel (its PIN) and per permit (its number) among the features
-// in view. The style says what to label in metadata "rulem:labels"
-// ([{layer, field, minzoom, kind}]; layer: a style layer id); without it: parcels' "pin"
-// and any other layer's "permit_no".
+// in view. The style says what to label in metadata "rulem:labels" ([{source, property,
+// minzoom}]: the features of that source's layers, by that property); without it: parcels'
+// "pin" and any other layer's "permit_no".
 
 const MAX_LABELS = 250;
 const DEFAULT_MINZOOM = 15;
@@ -16,10 +16,10 @@ function rules(map) {
   const listed = style && style.metadata && style.metadata["rulem:labels"];
   if (Array.isArray(listed) && listed.length) {
     return listed.map((r) => ({
-      layers: [r.layer].filter((id) => map.getLayer(id)),
-      field: r.field,
+      layers: (style.layers || []).filter((l) => l.source === r.source).map((l) => l.id),
+      field: r.property,
       minzoom: r.minzoom ?? DEFAULT_MINZOOM,
-      kind: r.kind || (r.field === "pin" ? "pin" : "permit"),
+      kind: r.property === "pin" ? "pin" : "permit",
     }));
   }
   const layers = (style.layers || []).filter((l) => l.source && l.type !== "background");

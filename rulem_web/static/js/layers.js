@@ -1,38 +1,36 @@
 // The layer list (a checkbox per published layer, toggling every style layer drawn from it)
-// and the legend (/api/legend: one swatch per style layer or class, from the shared palette).
+// and the legend (/api/legend: one swatch per style rule, grouped by layer, from the same
+// rules as QGIS).
 
 import { getJSON } from "./api.js";
 import { el } from "./format.js";
 
-/** A readable name for a group of style layers. */
-function title(group) {
-  const meta = group.layers[0].metadata || {};
-  if (meta["rulem:title"]) return meta["rulem:title"];
-  return group.key.replace(/^pub\./, "").replace(/_/g, " ");
-}
-
-/** The style's layers grouped by published layer: metadata "rulem:layer", else the source. */
+/** The style's layers grouped by source (one published view each), titled by the style's
+ * metadata "rulem:layers" ([{source, title}]); topmost first, as in a GIS layer list. */
 function groups(style) {
-  const byKey = new Map();
+  const titles = new Map(
+    ((style.metadata && style.metadata["rulem:layers"]) || []).map((l) => [l.source, l.title]),
+  );
+  const bySource = new Map();
   for (const layer of style.layers || []) {
-    if (layer.type === "background") continue;
-    const meta = layer.metadata || {};
-    const key = meta["rulem:layer"] || layer.source || layer.id;
-    if (!byKey.has(key)) byKey.set(key, { key, layers: [] });
-    byKey.get(key).layers.push(layer);
+    if (!layer.source) continue;
+    if (!bySource.has(layer.source)) {
+      bySource.set(layer.source, {
+        source: layer.source,
+        title: titles.get(layer.source) || layer.source.replace(/_/g, " "),
+        layers: [],
+      });
+    }
+    bySource.get(layer.source).layers.push(layer);
   }
-  // Topmost first, as in a GIS layer list.
-  return [...byKey.values()].reverse();
+  return [...bySource.values()].reverse();
 }
 
 export function setupLayerList(list, map, style) {
   const items = groups(style).map((group, index) => {
     const id = `layer-toggle-${index}`;
-    const visible = group.layers.some(
-      (l) => !l.layout || l.layout.visibility !== "none",
-    );
-    const box = el("input", { type: "checkbox", id, "data-layer": group.key });
-    box.checked = visible;
+    const box = el("input", { type: "checkbox", id, "data-source": group.source });
+    box.checked = group.layers.some((l) => !l.layout || l.layout.visibility !== "none");
     box.addEventListener("change", () => {
       for (const layer of group.layers) {
         if (map.getLayer(layer.id)) {
@@ -40,9 +38,24 @@ export function setupLayerList(list, map, style) {
         }
       }
     });
-    return el("li", {}, box, el("label", { for: id }, title(group)));
+    return el("li", {}, box, el("label", { for: id }, group.title));
   });
   list.replaceChildren(...items);
+}
+
+function swatch(entry) {
+  const node = el("span", { class: "swatch", "aria-hidden": "true" });
+  if (entry.color) {
+    node.style.background = entry.color;
+    // The map's fill opacity, on white: the swatch looks like the map.
+    if (entry.opacity !== undefined && entry.opacity !== null) {
+      node.style.background = `color-mix(in srgb, ${entry.color} ${Math.round(
+        Number(entry.opacity) * (entry.hatched ? 35 : 100))}%, white)`;
+    }
+  }
+  if (entry.outline) node.style.borderColor = entry.outline;
+  if (entry.hatched) node.classList.add("hatched");
+  return node;
 }
 
 export async function setupLegend(list) {
@@ -53,10 +66,14 @@ export async function setupLegend(list) {
     list.replaceChildren(el("li", { class: "error-text" }, `Legend: ${error.message}`));
     return;
   }
-  list.replaceChildren(...entries.map((entry) => {
-    const swatch = el("span", { class: "swatch", "aria-hidden": "true" });
-    swatch.style.background = entry.color || "transparent";
-    if (entry.outline) swatch.style.borderColor = entry.outline;
-    return el("li", { "data-layer": entry.layer }, swatch, el("span", {}, entry.label));
-  }));
+  const items = [];
+  let group = null;
+  for (const entry of entries) {
+    if (entry.group && entry.group !== group) {
+      group = entry.group;
+      items.push(el("li", { class: "legend-group" }, group));
+    }
+    items.push(el("li", { "data-layer": entry.layer }, swatch(entry), el("span", {}, entry.label)));
+  }
+  list.replaceChildren(...items);
 }

@@ -68,13 +68,10 @@ async function start() {
   }
 
   map.once("load", async () => {
-    if (!style.center && !style.bounds) {
-      const plan = await showPlan();
-      const bbox = plan && plan.bbox;
-      if (bbox) map.fitBounds([[bbox[0], bbox[1]], [bbox[2], bbox[3]]], { padding: 20, duration: 0 });
-    } else {
-      await showPlan();
-    }
+    // The whole plan area in view to start with.
+    const plan = await showPlan();
+    const bbox = plan && plan.bbox;
+    if (bbox) map.fitBounds([[bbox[0], bbox[1]], [bbox[2], bbox[3]]], { padding: 20, duration: 0 });
     setupLayerList(document.getElementById("layer-list"), map, style);
     await setupLegend(document.getElementById("legend"));
     setupLabels(map);

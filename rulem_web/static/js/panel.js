@@ -85,9 +85,7 @@ export class Panel {
     const parts = [
       el("h3", {}, title),
       el("p", { class: "hint" }, `1:1 replacement balance ${when}, in acres`),
-      el("table", { class: "balance" },
-        el("caption", { class: "hint", style: "text-align:left" }, "acres"),
-        el("tbody", {}, rows)),
+      el("table", { class: "balance" }, el("tbody", {}, rows)),
     ];
     if (statusText) {
       parts.push(el("p", {}, "Status: ",
