@@ -32,6 +32,7 @@ import contextlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -163,9 +164,57 @@ def create(primary_url: str, data_dir: Path, port: int, host: str = "127.0.0.1",
     if data_dir.exists() and any(data_dir.iterdir()):
         raise StandbyError(f"{data_dir} is not empty: a standby is made in a new folder "
                            "(rulem-db db standby remove deletes an old one)")
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise StandbyError(f"cannot listen on {host}:{port} ({exc.strerror}): pick "
+                               "another --port") from exc
     slot = f"{ROLE_PREFIX}{port}"
+    created = not data_dir.exists()
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    data_dir.chmod(0o700)
+    _give_to_server_user(data_dir)
+    if os.geteuid() == 0 and subprocess.run(_as_server_user(["test", "-w", str(data_dir)]),
+                                            check=False).returncode != 0:
+        if created:
+            data_dir.rmdir()
+        raise StandbyError(f"the postgres user cannot write to {data_dir}: every folder above "
+                           "it must be open to it (e.g. /var/lib/postgresql/15/rulem-standby)")
     password = os.urandom(18).hex()
-    u = make_url(primary_url)
+    bindir, settings = _prepare_primary(primary_url, slot, password, say)
+    standby = Standby(data_dir=data_dir, port=port, host=host, slot=slot)
+    try:
+        say(f"copying the primary into {data_dir} (pg_basebackup)")
+        u = make_url(primary_url)
+        conninfo = (f"host={u.host or ''} port={u.port or 5432} user={slot} "
+                    f"application_name={slot}")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env["PGPASSWORD"] = password
+        _run([str(bindir / "pg_basebackup"), "-D", str(data_dir), "-d", conninfo, "-R",
+              "-X", "stream", "-S", slot, "-c", "fast", "--no-password"],
+             "pg_basebackup from the primary", env=env)
+        _configure(data_dir, port, host, settings)
+        say(f"starting the standby on {host}:{port}")
+        start(standby)
+    except BaseException:
+        # A slot nobody reads keeps the primary's WAL forever: undo everything.
+        with contextlib.suppress(Exception):
+            stop(standby)
+        for child in data_dir.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        if created:
+            data_dir.rmdir()
+        with contextlib.suppress(StandbyError):
+            _drop_slot_and_login(primary_url, slot)
+        raise
+    return standby
+
+
+def _prepare_primary(primary_url: str, slot: str, password: str,
+                     say: Progress) -> tuple[Path, dict[str, str]]:
+    """Check that the primary can feed a standby, then make its replication login and slot;
+    returns the server tools' folder and the settings the standby must copy."""
     with _session(primary_url) as cur:
         bindir = _bindir(cur)
         cur.execute("SELECT current_setting('wal_level'), "
@@ -181,6 +230,11 @@ def create(primary_url: str, data_dir: Path, port: int, host: str = "127.0.0.1",
             raise StandbyError(
                 "the primary's pg_hba.conf lets no one connect for replication: add "
                 f"`host replication {slot} 127.0.0.1/32 scram-sha-256` and reload it")
+        cur.execute("SELECT active FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+        row = cur.fetchone()
+        if row is not None and row[0]:
+            raise StandbyError(f"replication slot {slot} is in use by another standby: pick "
+                               "another port")
         settings = {}
         for name in (*AT_LEAST_PRIMARY, "shared_preload_libraries"):
             cur.execute("SELECT current_setting(%s)", (name,))
@@ -191,25 +245,16 @@ def create(primary_url: str, data_dir: Path, port: int, host: str = "127.0.0.1",
             cur.execute(f'CREATE ROLE "{slot}"')
         cur.execute(f'ALTER ROLE "{slot}" LOGIN REPLICATION NOSUPERUSER PASSWORD %s',
                     (_scram_verifier(password),))
-        cur.execute("SELECT pg_create_physical_replication_slot(%s) WHERE NOT EXISTS "
-                    "(SELECT FROM pg_replication_slots WHERE slot_name = %s)", (slot, slot))
+        if row is None:
+            cur.execute("SELECT pg_create_physical_replication_slot(%s)", (slot,))
+    return bindir, settings
 
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    data_dir.chmod(0o700)
-    _give_to_server_user(data_dir)
-    say(f"copying the primary into {data_dir} (pg_basebackup)")
-    conninfo = (f"host={u.host or ''} port={u.port or 5432} user={slot} "
-                f"application_name={slot}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-    env["PGPASSWORD"] = password
-    _run([str(bindir / "pg_basebackup"), "-D", str(data_dir), "-d", conninfo, "-R",
-          "-X", "stream", "-S", slot, "-c", "fast", "--no-password"],
-         "pg_basebackup from the primary", env=env)
-    _configure(data_dir, port, host, settings)
-    standby = Standby(data_dir=data_dir, port=port, host=host, slot=slot)
-    say(f"starting the standby on {host}:{port}")
-    start(standby)
-    return standby
+
+def _drop_slot_and_login(primary_url: str, slot: str) -> None:
+    with _session(primary_url) as cur:
+        cur.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                    "WHERE slot_name = %s AND NOT active", (slot,))
+        cur.execute(f'DROP ROLE IF EXISTS "{slot}"')
 
 
 def _configure(data_dir: Path, port: int, host: str, settings: dict[str, str]) -> None:
@@ -271,9 +316,12 @@ def start(standby: Standby) -> None:
     log = standby.log_file
     log.touch()
     _give_to_server_user(log)
-    _run([str(_bindir_of(standby.data_dir) / "pg_ctl"), "-D", str(standby.data_dir), "-l",
-          str(log), "-w", "-t", "120", "start"],
-         f"starting the standby (read {log})", detach=True)
+    try:
+        _run([str(_bindir_of(standby.data_dir) / "pg_ctl"), "-D", str(standby.data_dir), "-l",
+              str(log), "-w", "-t", "120", "start"], "starting the standby", detach=True)
+    except StandbyError as exc:
+        last = [x for x in log.read_text(errors="replace").splitlines() if x.strip()][-1:]
+        raise StandbyError(f"{exc}; {log}: {last[0] if last else 'empty'}") from None
 
 
 def stop(standby: Standby) -> None:
@@ -291,10 +339,7 @@ def remove(primary_url: str | None, standby: Standby) -> None:
     shutil.rmtree(standby.data_dir, ignore_errors=True)
     if primary_url is None:
         return
-    with _session(primary_url) as cur:
-        cur.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
-                    "WHERE slot_name = %s AND NOT active", (standby.slot,))
-        cur.execute(f'DROP ROLE IF EXISTS "{standby.slot}"')
+    _drop_slot_and_login(primary_url, standby.slot)
 
 
 def replay_lag(primary_url: str) -> list[tuple[str, int, float | None]]:
