@@ -85,9 +85,35 @@ def _rows(conn: sa.Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
     return [dict(r) for r in conn.execute(sa.text(sql), params).mappings().all()]
 
 
-def _read(conn: sa.Connection, run_id: int) -> _Data:
+def _read_geo(conn: sa.Connection, sql: str, params: dict[str, Any]) -> gpd.GeoDataFrame:
+    """A query's rows as a GeoDataFrame, as geopandas.read_postgis makes them (the same
+    columns, values, types and CRS), read faster: the query selects its geometry as binary
+    EWKB in a column `geom`, the rows come as plain tuples and the geometries are decoded in
+    one vectorised call (read_postgis parses hex text one Python call per row: about 2 s of a
+    county's 100,000 parcels)."""
     import geopandas as gpd
+    import numpy as np
+    import pandas as pd
+    import shapely
 
+    result = conn.execute(sa.text(sql), params)
+    columns = list(result.keys())
+    rows = [tuple(r) for r in result.cursor.fetchall()] if result.cursor else []
+    result.close()
+    frame = pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
+    wkb = np.array([None if g is None else bytes(g) for g in frame["geom"]], dtype=object)
+    have = np.array([g is not None for g in wkb], dtype=bool)
+    geoms = np.full(len(wkb), None, dtype=object)
+    geoms[have] = shapely.from_wkb(wkb[have])
+    crs = None
+    if have.any():  # as read_postgis: the SRID of the first geometry
+        srid = int(shapely.get_srid(geoms[have][0]))
+        crs = f"EPSG:{srid}" if srid else None
+    frame["geom"] = geoms
+    return gpd.GeoDataFrame(frame, geometry="geom", crs=crs)
+
+
+def _read(conn: sa.Connection, run_id: int) -> _Data:
     run = _rows(conn, "SELECT r.*, pa.code AS plan_code, pa.name AS plan_name FROM ops.run r "
                 "JOIN core.plan_area pa USING (plan_area_id) WHERE r.run_id = :r", r=run_id)[0]
     previous = None
@@ -95,21 +121,23 @@ def _read(conn: sa.Connection, run_id: int) -> _Data:
         previous = _rows(conn, "SELECT * FROM ops.run WHERE run_id = :r",
                          r=run["previous_run_id"])[0]
     plan = run["plan_area_id"]
-    parcels = gpd.read_postgis(sa.text(
-        f"SELECT {', '.join(PARCEL_COLUMNS)}, geom FROM pub.parcel_balance "
-        "WHERE plan_area_id = :p ORDER BY pin"), conn, geom_col="geom", params={"p": plan})
-    finding_geo = gpd.read_postgis(sa.text(
+    parcels = _read_geo(
+        conn, f"SELECT {', '.join(PARCEL_COLUMNS)}, ST_AsEWKB(geom) AS geom "
+        "FROM pub.parcel_balance WHERE plan_area_id = :p ORDER BY pin", {"p": plan})
+    finding_geo = _read_geo(conn, (
         "SELECT f.finding_id, f.paragraph, f.check_code, f.severity, pf.feature_key AS "
         "permit_no, core.pin_display(coalesce(pc.pin, cf.feature_key)) AS pin, f.feature_id, "
-        "f.measured_value, f.limit_value, f.unit, f.message, f.geom FROM checks.finding f "
+        "f.measured_value, f.limit_value, f.unit, f.message, ST_AsEWKB(f.geom) AS geom "
+        "FROM checks.finding f "
         "LEFT JOIN core.feature pf ON pf.feature_id = f.permit_id "
         "LEFT JOIN core.feature cf ON cf.feature_id = f.parcel_id "
         "LEFT JOIN core.parcel pc ON pc.parcel_id = f.parcel_id AND pc.valid_to IS NULL "
         "WHERE f.run_id = :c ORDER BY pf.feature_key, f.paragraph, f.check_code, f.finding_id"),
-        conn, geom_col="geom", params={"c": run["check_run_id"] or -1})
-    outline = gpd.read_postgis(sa.text(
-        "SELECT geom FROM pub.plan_balance WHERE plan_area_id = :p AND geom IS NOT NULL"),
-        conn, geom_col="geom", params={"p": plan})
+        {"c": run["check_run_id"] or -1})
+    outline = _read_geo(
+        conn, "SELECT ST_AsEWKB(geom) AS geom FROM pub.plan_balance "
+        "WHERE plan_area_id = :p AND geom IS NOT NULL",
+        {"p": plan})
     return _Data(
         run=run, previous=previous,
         files=_rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
