@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from web_server import web_server  # noqa: F401  (module-scoped fixture)
+from web_server import web_server_fixture  # noqa: F401  (provides the `web_server` fixture)
 
 from demo.generate import DEMO_CASES
 
@@ -52,7 +52,7 @@ def _pin_display(pin: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def db(web_server) -> Iterator[sa.Connection]:  # noqa: F811
+def db(web_server) -> Iterator[sa.Connection]:
     """The served database, read directly (superuser): the figures the page must show."""
     eng = sa.create_engine(web_server.url)
     with eng.connect() as conn:
@@ -61,7 +61,7 @@ def db(web_server) -> Iterator[sa.Connection]:  # noqa: F811
 
 
 @pytest.fixture(scope="module")
-def page(web_server) -> Iterator[Any]:  # noqa: F811
+def page(web_server) -> Iterator[Any]:
     """The map page at 1280 x 800, rendered (body[data-ready] set on MapLibre's first idle)."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} not found: run scripts/bootstrap (installs Debian's chromium)")
@@ -133,13 +133,10 @@ def _distinct_colours(png: Path, box: tuple[int, int, int, int]) -> int:
     from PIL import Image
 
     with Image.open(png) as image:
-        crop = image.convert("RGB").crop(box)
-        pixels = list(crop.getdata())
-    counts: dict[tuple[int, int, int], int] = {}
-    for r, g, b in pixels:
-        key = (r >> 4, g >> 4, b >> 4)
-        counts[key] = counts.get(key, 0) + 1
-    return sum(1 for c in counts.values() if c >= 0.005 * len(pixels))
+        crop = image.convert("RGB").crop(box).point(lambda v: v & 0xF0)
+    total = crop.width * crop.height
+    counts = [count for count, _ in crop.getcolors(maxcolors=1 << 12) or []]
+    return sum(1 for c in counts if c >= 0.005 * total)
 
 
 def test_a_click_on_a_parcel_shows_its_balance_and_the_map_is_drawn(
