@@ -214,6 +214,17 @@ def test_permit_search_opens_the_permit(page: Any, db: sa.Connection) -> None:
     assert f"{float(expected['balance_acres']):.4f}" == f"{DEMO_CASES[CASE]['balance_acres']:.4f}"
 
 
+def test_a_pin_in_the_search_box_opens_the_parcel(page: Any, db: sa.Connection) -> None:
+    raw = DEMO_CASES[CASE]["pins"][0]  # as delivered: 12 digits, no dashes
+    expected = _balance_row(db, _pin_display(raw))
+    page.fill("#search-q", raw)
+    page.press("#search-q", "Enter")
+    page.wait_for_function(
+        "pin => document.querySelector('#panel h3')?.textContent === 'Parcel ' + pin",
+        arg=_pin_display(raw))
+    assert _panel_figure(page, "balance_acres") == f"{expected['balance_acres']:.4f}"
+
+
 def test_a_footprint_drawn_on_a_wetland_needs_a_permit(page: Any, db: sa.Connection) -> None:
     # A 40 m square well inside the largest current wetland, its corners in lon/lat.
     corners = db.execute(sa.text(

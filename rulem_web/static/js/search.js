@@ -1,8 +1,11 @@
 // Permit search by number (/api/permits?q=): one match flies to the permit and opens its
-// panel; several are listed as buttons (keyboard reachable) to choose from.
+// panel; several are listed as buttons (keyboard reachable) to choose from. A county PIN
+// (12 digits, dashes optional) opens that parcel instead: the keyboard's way to a parcel.
 
 import { getJSON } from "./api.js";
 import { el } from "./format.js";
+
+const PIN = /^\d{2}-?\d{2}-?\d{2}-?\d{2}-?\d{4}$/;
 
 export function setupSearch(form, list, map, panel) {
   const input = form.querySelector("input");
@@ -16,6 +19,11 @@ export function setupSearch(form, list, map, panel) {
     event.preventDefault();
     const q = input.value.trim();
     if (!q) return;
+    if (PIN.test(q)) {
+      list.replaceChildren();
+      panel.open({ kind: "parcel", pin: q }, { fly: true });
+      return;
+    }
     list.replaceChildren(el("li", { class: "hint" }, "Searching…"));
     let found;
     try {
