@@ -64,6 +64,29 @@ def catalog_settings() -> DatabaseSettings:
                             datetime_extent=False)
 
 
+# The column that identifies a feature of each view of pub: a history view's version_id (one
+# row per version), else the view's first column (spec section 8: `<layer>_id` first).
+KEYS_SQL = """
+SELECT c.relname::text AS relname,
+       coalesce((SELECT attname FROM pg_attribute WHERE attrelid = c.oid
+                 AND attname = 'version_id' AND c.relname LIKE '%\\_history'),
+                (SELECT attname FROM pg_attribute WHERE attrelid = c.oid AND attnum = 1
+                 AND attname LIKE '%\\_id'))::text AS key
+FROM pg_class c WHERE c.relnamespace = 'pub'::regnamespace AND c.relkind IN ('v', 'm', 'r')
+"""
+
+
+def set_feature_ids(collections: Mapping[str, Any], keys: Mapping[str, str | None]) -> None:
+    """Give each collection its key column as the feature id (tipg only guesses ogc_fid, id,
+    gid...; without one a feature's id is its row number, which changes between requests
+    and so breaks QGIS's and GDAL's feature ids and /items/{id})."""
+    for cid, coll in collections.items():
+        key = keys.get(cid)
+        column = next((c for c in coll.properties if c.name == key), None)
+        if column is not None:
+            coll.id_column = column
+
+
 async def _stamps(app: Any) -> Mapping[str, int | None]:
     async with app.state.pool.acquire() as conn:
         row = await conn.fetchrow("SELECT * FROM web.change_stamps()")
@@ -114,6 +137,8 @@ def create_app(settings: ServeSettings) -> FastAPI:
                     if f"pub.{r['view_name']}" in ids:
                         state.kinds[f"pub.{r['view_name']}"] = ViewKind(
                             r["reads_ledger"], r["reads_checks"])
+                keys = {f"pub.{r['relname']}": r["key"] for r in await conn.fetch(KEYS_SQL)}
+                set_feature_ids(app.state.collection_catalog["collections"], keys)
                 app.state.style_rules = [dict(r) for r in
                                          await conn.fetch("SELECT * FROM web.style_rule()")]
                 plan = await conn.fetchrow(

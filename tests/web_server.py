@@ -8,7 +8,7 @@ port until the module ends.
 
 Use from a test module:
 
-    from web_server import web_server  # noqa: F401  (the fixture)
+    from web_server import web_server_fixture  # noqa: F401  (provides `web_server`)
 
     def test_x(web_server):
         httpx.get(web_server.base_url + "/healthz")
@@ -37,6 +37,7 @@ from clones import cloned
 from sqlalchemy.engine import URL
 
 from demo import DEMO_PLAN_AREA
+from rulem_db import db
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTUP_SECONDS = 120.0  # a deadline for a loaded machine, not a speed assertion
@@ -129,17 +130,14 @@ def stop_serve(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-@pytest.fixture(scope="module")
-def web_server(admin_url: URL, demo_template, tmp_path_factory: pytest.TempPathFactory
+@pytest.fixture(scope="module", name="web_server")
+def web_server_fixture(admin_url: URL, demo_template, tmp_path_factory: pytest.TempPathFactory
                ) -> Iterator[WebServer]:
     """`rulem-db serve` on a reconciled clone of the demo, as a rulem_gis login."""
     with cloned(admin_url, demo_template.name, "rulem_web") as url:
-        eng = sa.create_engine(url)
-        try:
-            with eng.begin() as conn:  # a clone has another name: re-point the QGIS styles
-                conn.execute(sa.text("SELECT ops.seed_layer_styles()"))
-        finally:
-            eng.dispose()
+        # as after any copy: the database's own settings (no TEMPORARY for readers, which a
+        # copy does not keep) and the QGIS styles re-pointed at its name
+        db.migrate(url)
         reconcile_demo(url)
         database = sa.engine.make_url(url).database
         for gis_url in gis_login(admin_url, database):
