@@ -70,10 +70,11 @@ class Size:
     ingest_features: int      # polygons in the GeoPackage timed against ogr2ogr
     county_outline: bool = True
     memory_factor: int = 10   # the memory test ingests a file this many times larger
+    tiles: int = 1            # copies of the county side by side (bench/recompute.py TILE_DX)
 
     @property
     def parcels(self) -> int:
-        return self.cols * self.rows
+        return self.cols * self.rows * self.tiles
 
     def params(self) -> dict[str, Any]:
         """Bind parameters of bench/recompute.py's GENERATE."""
@@ -88,10 +89,12 @@ class Size:
                               ledger_bench.X0 + self.cols * self.pw,
                               ledger_bench.Y0 + self.rows * self.ph)
             boundary = shapely.to_wkb(shapely.set_srid(box, SRID), hex=True, include_srid=True)
+        n = self.tiles  # one tile's figures: the generator runs once per tile
         return {"x0": ledger_bench.X0, "y0": ledger_bench.Y0, "cols": self.cols,
-                "rows": self.rows, "pw": self.pw, "ph": self.ph, "wetlands": self.wetlands,
-                "complexes": self.complexes, "permits": self.permits,
-                "heritage": self.heritage, "projects": self.projects, "county": boundary}
+                "rows": self.rows, "pw": self.pw, "ph": self.ph, "wetlands": self.wetlands // n,
+                "complexes": self.complexes // n, "permits": self.permits // n,
+                "heritage": self.heritage // n, "projects": self.projects // n,
+                "county": boundary}
 
 
 # The generator pairs permit k with basin 13 k (wetlands >= complexes + 13 x permits) and needs
@@ -104,9 +107,14 @@ SIZES: dict[str, Size] = {
     "county": Size("county", cols=380, rows=264, pw=102.2, ph=159.4, wetlands=30_000,
                    complexes=300, permits=2_000, heritage=500, projects=10, transfers=100,
                    ingest_features=100_000),
-    "state": Size("state", cols=1000, rows=1000, pw=38.84, ph=42.08, wetlands=300_000,
+    # Larger sizes are the county repeated side by side (tiles, bench/recompute.py says why):
+    # region, 3 counties, measures growth without the hours of the state size.
+    "region": Size("region", cols=380, rows=264, pw=102.2, ph=159.4, wetlands=90_000,
+                   complexes=900, permits=6_000, heritage=1_500, projects=30,
+                   transfers=300, ingest_features=300_000, tiles=3),
+    "state": Size("state", cols=380, rows=264, pw=102.2, ph=159.4, wetlands=300_000,
                   complexes=3_000, permits=20_000, heritage=5_000, projects=100,
-                  transfers=1_000, ingest_features=1_000_000),
+                  transfers=1_000, ingest_features=1_000_000, tiles=10),
 }
 
 
@@ -241,13 +249,10 @@ def _plan_key(size: Size, seed: float) -> str:
 def generate_plan_area(url: str, size: Size, seed: float) -> None:
     """Fill a migrated database with the ledger benchmark's generated plan area at this size
     (all in SQL, generate_series), then ANALYZE."""
-    generate, transfers = _generator()
-    params = {"seed": seed, **size.params()}
-    with db.connect(url) as conn:
-        for statement in generate.split(";\n"):
-            if statement.strip():
-                conn.execute(sa.text(statement), params)
-        conn.execute(sa.text(transfers), {"n": size.transfers})
+    from bench import recompute as ledger_bench
+
+    ledger_bench.generate_tiles(url, {"seed": seed, **size.params()}, size.tiles,
+                                size.transfers, seed, log=print)
     eng = db.engine(url, isolation_level="AUTOCOMMIT")
     try:
         with eng.connect() as conn:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import math
 import os
 import queue
 import re
@@ -41,6 +42,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import geopandas as gpd
@@ -72,10 +74,11 @@ COUNTIES = "data/real/mn_metro_counties/counties.sql.gz"  # under the shared fol
 GENERATE = """
 SELECT setseed(:seed);
 INSERT INTO core.cwmp_area (plan_area_id, name, geom)
-VALUES (1, 'Anoka County (bench)', ST_Multi(ST_GeomFromEWKB(decode(:county, 'hex'))));
+VALUES (1, :plan_name, ST_Multi(ST_GeomFromEWKB(decode(:county, 'hex'))));
 
 INSERT INTO core.parcel (plan_area_id, pin, pin_normalized, geom)
-SELECT 1, format('%s-%s', c, r), format('P%s%s', lpad(c::text, 3, '0'), lpad(r::text, 3, '0')),
+SELECT 1, format('%s%s-%s', :tag, c, r),
+       format('P%s%s%s', :tag, lpad(c::text, 3, '0'), lpad(r::text, 3, '0')),
        ST_Multi(ST_MakeEnvelope(:x0 + c * :pw, :y0 + r * :ph,
                                 :x0 + (c + 1) * :pw, :y0 + (r + 1) * :ph, 26915))
 FROM generate_series(0, :cols - 1) c, generate_series(0, :rows - 1) r;
@@ -83,12 +86,12 @@ FROM generate_series(0, :cols - 1) c, generate_series(0, :rows - 1) r;
 -- 110 delineations tiling the county's box (4 km squares), approved 2005-2014, and 20 later
 -- re-delineations (2 km squares) approved 2016-2019 that supersede what they cover.
 INSERT INTO core.delineation (plan_area_id, delineation_no, status, approved_on, geom)
-SELECT 1, format('D-%s', i), 'approved', DATE '2005-01-01' + (i * 33),
+SELECT 1, format('%sD-%s', :tag, i), 'approved', DATE '2005-01-01' + (i * 33),
        ST_Multi(ST_MakeEnvelope(:x0 + (i % 10) * 4000, :y0 + (i / 10) * 4000,
                                 :x0 + (i % 10 + 1) * 4000, :y0 + (i / 10 + 1) * 4000, 26915))
 FROM generate_series(0, 109) i;
 INSERT INTO core.delineation (plan_area_id, delineation_no, status, approved_on, geom)
-SELECT 1, format('R-%s', i), 'approved', DATE '2016-01-01' + (i * 50),
+SELECT 1, format('%sR-%s', :tag, i), 'approved', DATE '2016-01-01' + (i * 50),
        ST_Multi(ST_MakeEnvelope(x, y, x + 2000, y + 2000, 26915))
 FROM (SELECT i, :x0 + floor(random() * 36000) AS x, :y0 + floor(random() * 40000) AS y
       FROM generate_series(1, 20) i) s;
@@ -124,7 +127,7 @@ CROSS JOIN LATERAL (
     ORDER BY k)), 26915) AS line
 ) ring;
 INSERT INTO core.wetland (plan_area_id, delineation_id, source_fid, circular39_type, geom)
-SELECT 1, d.delineation_id, 'W' || w.i, (1 + (w.i % 8))::text, ST_Multi(w.geom)
+SELECT 1, d.delineation_id, :tag || 'W' || w.i, (1 + (w.i % 8))::text, ST_Multi(w.geom)
 FROM w_geom w
 JOIN w_src s ON s.i = w.i
 CROSS JOIN LATERAL (SELECT dl.delineation_id FROM core.delineation dl
@@ -136,7 +139,9 @@ CROSS JOIN LATERAL (SELECT dl.delineation_id FROM core.delineation dl
 -- ground 100-600 m away (certified 60%, constructed 20%, proposed 20%), some with an upland
 -- component, most with a declared buffer.
 INSERT INTO core.permit (plan_area_id, permit_no, status, decided_on)
-SELECT 1, format('%s-%s', 20 + i % 6, lpad(i::text, 4, '0')),
+SELECT 1, format('%s-%s', 20 + i % 6,   -- YY-NNNN, numbered across tiles; wider from 10,000
+                 lpad((:permit_offset + i)::text,
+                      greatest(4, length((:permits_total)::text)), '0')),
        CASE WHEN i % 20 = 0 THEN 'under_review' ELSE 'approved' END,
        CASE WHEN i % 20 = 0 THEN NULL ELSE DATE '2020-01-01' + (i % 2000) END
 FROM generate_series(1, :permits) i;
@@ -146,7 +151,9 @@ SELECT p.permit_id, p.rn,
             THEN ST_PointN(ST_ExteriorRing(big.geom), (1 + (p.rn * 7919) % (big.n - 1))::int)
             ELSE ST_Centroid(small.geom) END AS c
 FROM (SELECT permit_id, row_number() OVER (ORDER BY permit_id) AS rn
-      FROM core.permit WHERE valid_to IS NULL) p
+      FROM core.permit WHERE valid_to IS NULL        -- this tile's permits
+        AND split_part(permit_no, '-', 2)::integer > :permit_offset
+        AND split_part(permit_no, '-', 2)::integer <= :permit_offset + :permits) p
 JOIN w_geom big ON big.i = 1 + p.rn % :complexes
 JOIN w_geom small ON small.i = :complexes + p.rn * 13;
 INSERT INTO core.impact (plan_area_id, permit_id, kind, source_fid, geom)
@@ -183,15 +190,15 @@ FROM r_site r WHERE r.rn % 10 <> 0;
 -- Heritage areas: Natural Heritage communities 100-400 m across, 128-vertex outlines.
 INSERT INTO core.heritage_area (plan_area_id, rank, community_kind, source_fid, geom)
 SELECT 1, (ARRAY['A', 'AB', 'B', 'BC', 'C', 'CD', 'D', 'unranked'])[1 + i % 8],
-       CASE WHEN i % 3 = 0 THEN 'wetland' ELSE 'upland' END, 'H' || i,
+       CASE WHEN i % 3 = 0 THEN 'wetland' ELSE 'upland' END, :tag || 'H' || i,
        ST_Multi(ST_Buffer(ST_SetSRID(ST_MakePoint(:x0 + random() * :cols * :pw,
                                                   :y0 + random() * :rows * :ph), 26915),
                           100 + random() * 300, 32))
 FROM generate_series(1, :heritage) i;
 INSERT INTO core.replacement (plan_area_id, district_project, component, status, status_on,
                               source_fid, geom)
-SELECT 1, format('District project %s', i), 'wetland', 'certified', DATE '2019-06-01',
-       'DP' || i,
+SELECT 1, format('District project %s%s', :tag, i), 'wetland', 'certified', DATE '2019-06-01',
+       :tag || 'DP' || i,
        ST_Multi(ST_MakeEnvelope(x, y, x + 300, y + 200, 26915))
 FROM (SELECT i, :x0 + 3000 + random() * 33000 AS x, :y0 + 3000 + random() * 36000 AS y
       FROM generate_series(1, :projects) i) s;
@@ -357,16 +364,108 @@ def anoka_outline() -> str:
     return found.group(1)
 
 
+PLAN_AREA_STATEMENT = "INSERT INTO core.cwmp_area"  # GENERATE's first insert: once per plan area
+
+# Tiles: a larger size is the county's pattern repeated side by side (each tile its own copy of
+# Anoka's outline, parcel grid, delineations, wetlands, permits: the county's density), not more
+# features packed into one county's box. Why: at ten times the density the state's wetland
+# complexes overlapped each other seven deep and every impact met seven times the wetland
+# pieces, so each owner cost several times what it costs in real data (NWI polygons do not
+# overlap) and the recompute grew 40-70x for 10x the data. Tile t sits TILE_DX x TILE_DY metres
+# from tile 0 (room for the 40 km x 44 km of delineations), tiles in rows of ceil(sqrt(n)).
+TILE_DX, TILE_DY = 41_000.0, 45_000.0
+
+
+def tile_params(base: dict[str, Any], tile: int, tiles: int, seed: float
+                ) -> dict[str, Any]:
+    """GENERATE's parameters for one tile: its corner, a tag that keeps its keys unique (none for
+    tile 0, so tile 0 of any size is the county itself for the same seed), the numbers of its
+    permits, and a seed of its own."""
+    per_row = math.ceil(math.sqrt(tiles))
+    col, row = tile % per_row, tile // per_row
+    return {**base, "x0": base["x0"] + col * TILE_DX, "y0": base["y0"] + row * TILE_DY,
+            "tag": f"T{tile}-" if tile else "", "permit_offset": tile * base["permits"],
+            "permits_total": tiles * base["permits"],
+            "seed": ((seed + 1 + tile * 0.137) % 2) - 1 if tile else seed}
+
+
+def tiled_outline(county_hex: str, tiles: int) -> str:
+    """The plan boundary of `tiles` tiles: the county's outline translated to each tile's
+    corner, as one multipolygon (hex EWKB, the SRID kept)."""
+    outline = shapely.from_wkb(bytes.fromhex(county_hex))
+    srid = shapely.get_srid(outline)
+    per_row = math.ceil(math.sqrt(tiles))
+    parts = [shapely.transform(outline, lambda xy, t=t: xy + np.array(
+        [(t % per_row) * TILE_DX, (t // per_row) * TILE_DY])) for t in range(tiles)]
+    multi = shapely.set_srid(shapely.MultiPolygon(
+        [p for g in parts for p in shapely.get_parts(g)]), srid)
+    return shapely.to_wkb(multi, hex=True, include_srid=True)
+
+
+def run_generator(conn: sa.Connection, params: dict[str, Any], transfers: int | None,
+                  log: Callable[[str], None] | None = None, plan_area: bool = True,
+                  label: str = "") -> list[tuple[str, float]]:
+    """Run GENERATE (without its plan area insert unless `plan_area`) and, unless `transfers`
+    is None, TRANSFERS_SQL statement by statement on `conn` (one transaction: the caller
+    commits); return each statement's label and seconds; `log` gets a line per statement as
+    it finishes. Why the timings: generation is the slow part of a new size (the state took
+    28 minutes), and which statement is slow says what to make faster."""
+    params = {"tag": "", "permit_offset": 0, "permits_total": params["permits"],
+              "plan_name": "Anoka County (bench)", **params}
+    statements = [x for x in GENERATE.split(";\n") if x.strip()
+                  and (plan_area or not x.strip().startswith(PLAN_AREA_STATEMENT))]
+    steps: list[tuple[str, float]] = []
+    for statement in statements + ([TRANSFERS_SQL] if transfers is not None else []):
+        code = [ln for ln in statement.strip().splitlines() if not ln.startswith("--")]
+        what = " ".join(code[0].split()[:4])[:44] if code else "?"
+        started = time.perf_counter()
+        conn.execute(sa.text(statement),
+                     {"n": transfers} if statement is TRANSFERS_SQL else params)
+        steps.append((what, time.perf_counter() - started))
+        if log:
+            log(f"    generate{label}: {what:<44} {steps[-1][1]:8.2f} s")
+    return steps
+
+
+def generate_tiles(url: str, params: dict[str, Any], tiles: int, transfers: int, seed: float,
+                   parallel: int = 2, log: Callable[[str], None] | None = None) -> None:
+    """Fill a migrated database with `tiles` tiles of GENERATE at `params` (one tile's
+    figures): the plan area first (committed: each tile reads it), then the tiles, `parallel`
+    at a time, each on its own connection and in its own transaction (they share no keys and
+    no ground), then the credit transfers over the whole plan area. One tile: exactly what
+    `generate` makes. Why parallel: one session generating the state took 28 minutes with
+    one core busy."""
+    if tiles == 1:
+        with db.connect(url) as conn:
+            run_generator(conn, params, transfers, log)
+        return
+    plan = {**params, "county": tiled_outline(params["county"], tiles),
+            "plan_name": f"Anoka County x {tiles} (bench)"}
+    with db.connect(url) as conn:
+        conn.execute(sa.text([x for x in GENERATE.split(";\n")
+                              if x.strip().startswith(PLAN_AREA_STATEMENT)][0]), plan)
+
+    def one(tile: int) -> None:
+        with db.connect(url) as conn:
+            run_generator(conn, tile_params(params, tile, tiles, seed), None, log,
+                          plan_area=False, label=f" tile {tile}")
+
+    with ThreadPoolExecutor(max(1, parallel)) as pool:
+        list(pool.map(one, range(tiles)))
+    with db.connect(url) as conn:
+        started = time.perf_counter()
+        conn.execute(sa.text(TRANSFERS_SQL), {"n": transfers})
+        if log:
+            log(f"    generate: credit transfers {time.perf_counter() - started:8.2f} s")
+
+
 def generate(url: str, seed: float) -> dict[str, int]:
     params = {"seed": seed, "x0": X0, "y0": Y0, "cols": COLS, "rows": ROWS, "pw": PARCEL_W,
               "ph": PARCEL_H, "wetlands": WETLANDS, "complexes": COMPLEXES,
               "permits": PERMITS, "heritage": HERITAGE, "projects": PROJECTS,
               "county": anoka_outline()}
     with db.connect(url) as conn:
-        for statement in GENERATE.split(";\n"):
-            if statement.strip():
-                conn.execute(sa.text(statement), params)
-        conn.execute(sa.text(TRANSFERS_SQL), {"n": TRANSFERS})
+        run_generator(conn, params, TRANSFERS)
         conn.execute(sa.text("ANALYZE"))
         counts = dict(conn.execute(sa.text(COUNTS_SQL)).all())
     return counts
