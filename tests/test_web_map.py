@@ -225,6 +225,31 @@ def test_a_pin_in_the_search_box_opens_the_parcel(page: Any, db: sa.Connection) 
     assert _panel_figure(page, "balance_acres") == f"{expected['balance_acres']:.4f}"
 
 
+def test_site_scale_labels_and_the_layer_list(page: Any, db: sa.Connection) -> None:
+    pin = _pin_display(DEMO_CASES[CASE]["pins"][0])
+    x, y = db.execute(sa.text(
+        "SELECT ST_X(p), ST_Y(p) FROM (SELECT ST_Transform(ST_PointOnSurface(geom), 4326) AS p "
+        "FROM pub.parcel_balance WHERE pin = :p) x"), {"p": pin}).one()
+    page.evaluate("c => window.rulemMap.jumpTo({center: c, zoom: 16})", [x, y])
+    _wait_idle(page)
+    labels = page.locator(".map-label", has_text=pin)
+    labels.first.wait_for()
+    page.locator(".map-label.permit", has_text=f"permit {CASE}").first.wait_for()
+    # The layer list: unticking the parcels hides every style layer drawn from them.
+    box = page.locator("#layer-list input[data-source=parcel_balance]")
+    box.uncheck()
+    hidden = page.evaluate("""() => window.rulemMap.getStyle().layers
+        .filter((l) => l.source === 'parcel_balance')
+        .map((l) => window.rulemMap.getLayoutProperty(l.id, 'visibility'))""")
+    assert hidden and set(hidden) == {"none"}
+    box.check()
+    _wait_idle(page)
+    # A PIN that is no parcel: one line saying so, in the panel.
+    page.fill("#search-q", "99-99-99-99-9999")
+    page.press("#search-q", "Enter")
+    page.locator("#panel .error-text", has_text="99-99-99-99-9999").wait_for()
+
+
 def test_a_footprint_drawn_on_a_wetland_needs_a_permit(page: Any, db: sa.Connection) -> None:
     # A 40 m square well inside the largest current wetland, its corners in lon/lat.
     corners = db.execute(sa.text(

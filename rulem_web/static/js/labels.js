@@ -10,6 +10,7 @@
 
 const MAX_LABELS = 250;
 const DEFAULT_MINZOOM = 15;
+const MIN_PX = [60, 18]; // the least width and height of a feature's part in view to label
 
 function rules(map) {
   const style = map.getStyle();
@@ -78,9 +79,19 @@ export function setupLabels(map) {
         wanted.delete(key);
         continue;
       }
-      // The centre of the part in view, kept inside the view.
-      const lng = Math.min(Math.max((label.box[0] + label.box[2]) / 2, bounds.getWest()), bounds.getEast());
-      const lat = Math.min(Math.max((label.box[1] + label.box[3]) / 2, bounds.getSouth()), bounds.getNorth());
+      // The centre of the part in view; none where too little of it shows for a label.
+      const w = Math.max(label.box[0], bounds.getWest());
+      const south = Math.max(label.box[1], bounds.getSouth());
+      const e = Math.min(label.box[2], bounds.getEast());
+      const n = Math.min(label.box[3], bounds.getNorth());
+      const a = map.project([w, n]);
+      const b = map.project([e, south]);
+      if (b.x - a.x < MIN_PX[0] || b.y - a.y < MIN_PX[1]) {
+        wanted.delete(key);
+        continue;
+      }
+      const lng = (w + e) / 2;
+      const lat = (south + n) / 2;
       let marker = shown.get(key);
       if (!marker) {
         const node = document.createElement("div");
