@@ -105,7 +105,9 @@ def _pixel_inside(page: Any, geojson: str, want: dict[str, str]) -> tuple[float,
     found = page.evaluate("""([geometry, want]) => {
         const map = window.rulemMap;
         const rect = map.getContainer().getBoundingClientRect();
-        const pts = geometry.coordinates.flat(2);
+        const pts = [];
+        const walk = (c) => (typeof c[0] === "number" ? pts.push(c) : c.forEach(walk));
+        walk(geometry.coordinates);
         const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
         const [w, e, s, n] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
         const steps = 24, cands = [];
@@ -244,6 +246,13 @@ def test_site_scale_labels_and_the_layer_list(page: Any, db: sa.Connection) -> N
     assert hidden and set(hidden) == {"none"}
     box.check()
     _wait_idle(page)
+    # A click on the permit's impact opens the permit.
+    impact = db.execute(sa.text(
+        "SELECT ST_AsGeoJSON(ST_Transform(ST_Union(geom), 4326)) FROM pub.impact "
+        "WHERE permit_no = :no"), {"no": CASE}).scalar_one()
+    page.mouse.click(*_pixel_inside(page, impact, {"kind": "permit", "no": CASE}))
+    page.wait_for_function(
+        "no => document.querySelector('#panel h3')?.textContent === 'Permit ' + no", arg=CASE)
     # A PIN that is no parcel: one line saying so, in the panel.
     page.fill("#search-q", "99-99-99-99-9999")
     page.press("#search-q", "Enter")

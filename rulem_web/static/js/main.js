@@ -82,6 +82,8 @@ async function start() {
       document.body.dataset.ready = "true";
       say("");
     });
+    // A frame after the set-up, so that "idle" comes even if nothing moved meanwhile.
+    map.triggerRepaint();
   });
 
   map.on("click", (event) => {
