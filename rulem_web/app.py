@@ -32,6 +32,7 @@ from tipg.settings import DatabaseSettings
 from rulem_web import api
 from rulem_web.database import PoolSettings, create_pool
 from rulem_web.etag import ETagMiddleware, ViewKind
+from rulem_web.tiles import TILE_FUNCTIONS_SQL, TileFunctions
 
 PACKAGE = Path(__file__).resolve().parent
 STATIC_DIR = PACKAGE / "static"
@@ -53,6 +54,7 @@ class ServeSettings:
 @dataclass
 class _State:
     kinds: dict[str, ViewKind] = field(default_factory=dict)
+    tile_views: set[str] = field(default_factory=set)
 
 
 def catalog_settings() -> DatabaseSettings:
@@ -137,6 +139,9 @@ def create_app(settings: ServeSettings) -> FastAPI:
                     if f"pub.{r['view_name']}" in ids:
                         state.kinds[f"pub.{r['view_name']}"] = ViewKind(
                             r["reads_ledger"], r["reads_checks"])
+                state.tile_views.update(
+                    r["view_name"] for r in await conn.fetch(TILE_FUNCTIONS_SQL)
+                    if f"pub.{r['view_name']}" in ids)
                 keys = {f"pub.{r['relname']}": r["key"] for r in await conn.fetch(KEYS_SQL)}
                 set_feature_ids(app.state.collection_catalog["collections"], keys)
                 app.state.style_rules = [dict(r) for r in
@@ -177,6 +182,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     add_exception_handlers(app, DEFAULT_STATUS_CODES)
 
+    app.add_middleware(TileFunctions, views=lambda: state.tile_views)
     app.add_middleware(ETagMiddleware, stamps=_stamps, kinds=lambda: state.kinds)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),

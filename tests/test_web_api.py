@@ -137,8 +137,16 @@ def test_tile_decodes_to_parcels_with_their_balance(web_server) -> None:
     ours = [f["properties"] for f in features if f["properties"]["pin"] == PIN]
     assert len(ours) == 1
     assert ours[0]["status"] == "deficit"
-    assert float(ours[0]["balance_acres"]) == panel["balance_acres"]
+    # the view's own tile function (sql/930): numbers as doubles, no jsonb, the key as id
+    assert ours[0]["balance_acres"] == pytest.approx(panel["balance_acres"], abs=1e-4)
     assert {"impact_acres", "required_acres", "credit_acres"} <= set(ours[0])
+    assert "source_attributes" not in ours[0]
+    assert panel["parcel_id"] in [f["id"] for f in features]
+    # a history view has no tile function: tipg makes its tiles
+    history = get(web_server, f"/collections/pub.parcel_history/tiles/WebMercatorQuad/14/{x}/{y}")
+    assert history.status_code == 200
+    assert PIN in [f["properties"]["pin"] for f in
+                   mapbox_vector_tile.decode(history.content)["parcel_history"]["features"]]
     tilejson = get(web_server, "/collections/pub.parcel_balance/tiles/WebMercatorQuad/"
                                "tilejson.json").json()
     assert tilejson["tiles"][0].startswith(web_server.base_url + "/collections/")
