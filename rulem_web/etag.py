@@ -91,6 +91,7 @@ class ETagMiddleware:
                 h = MutableHeaders(scope=message)
                 h["ETag"] = etag
                 h["Cache-Control"] = CACHE_CONTROL
+                h["Vary"] = "Accept, Accept-Encoding"
             await send(message)
 
         await self.app(scope, receive, send_with_tag)
