@@ -96,7 +96,7 @@ export class Panel {
     }
     parts.push(el("h3", {}, `Findings (${findings.length})`));
     if (findings.length === 0) {
-      parts.push(el("p", { class: "hint" }, "No open findings: every Rule M check passed."));
+      parts.push(el("p", { class: "hint" }, "No open findings."));
     } else {
       parts.push(el("ul", { class: "findings" }, findings.map((f) =>
         el("li", { class: f.severity || "" },
