@@ -1,6 +1,6 @@
 """Tables of the ledger (append-only entries, change queue, recompute runs, wetland pieces):
 defined here, created by their Alembic revisions (0003; the visible study areas 0013; the
-published acres of an entry 0018; its effective date 0019).
+published acres of an entry 0018; its effective date 0019; the totals kept at posting 0027).
 
 Why these tables: `ledger.entry` is the book (append-only, every number with the run, reason
 and input versions that produced it); `ledger.change_queue` says which owners (permits or
@@ -237,3 +237,73 @@ def define(md: sa.MetaData, srid: int) -> None:
                 "change_queue_retention_days (ops.setting, default 30), then purged by "
                 "ledger.finish_run.",
     )
+    _totals(md)
+
+
+# Revision 0027: the sums kept at posting for the current balance views (sql/165).
+TOTAL_MEASURES: dict[str, str] = {
+    "impact": "Sum of the impact entries' published acres (memo).",
+    "required": "Sum of the required entries' published acres (debit).",
+    "credit": "Sum of the credit entries' published acres (counted credit, before transfers).",
+    "transfer_in": "Sum of the transfer_in entries' published acres (credit).",
+    "transfer_out": "Sum of the transfer_out entries' published acres (debit).",
+    "credit_proposed": "Sum of the credit_proposed entries' published acres (memo).",
+    "credit_constructed": "Sum of the credit_constructed entries' published acres (memo).",
+    "credit_hosted": "Sum of the credit_hosted entries' published acres (memo).",
+}
+
+
+def _total_columns() -> list[sa.Column]:
+    return [sa.Column(m, sa.Numeric, nullable=False, server_default=sa.text("0"), comment=doc)
+            for m, doc in TOTAL_MEASURES.items()]
+
+
+def _entries_column() -> sa.Column:
+    return sa.Column("entries", sa.BigInteger, nullable=False, server_default=sa.text("0"),
+                     comment="Entries summed (reversals included).")
+
+
+def _totals(md: sa.MetaData) -> None:
+    """ledger.plan_total, permit_total and parcel_total (revision 0027).
+
+    Why: the current balance views read these sums, kept by a statement trigger on
+    ledger.entry in the posting transaction (sql/165), instead of summing every entry at each
+    read, a cost that grew with the book's history."""
+    kept = ("kept by the statement trigger ledger.entry_totals (sql/165) in the posting "
+            "transaction; pub.*_balance reads them. ledger.totals_drift() compares them with "
+            "the entries.")
+    sa.Table(
+        "plan_total", md,
+        sa.Column("plan_area_id", sa.Integer, primary_key=True, comment="Plan area."),
+        *_total_columns(),
+        sa.Column("district_project_credit", sa.Numeric, nullable=False,
+                  server_default=sa.text("0"),
+                  comment="Sum of the credit entries of District projects (no permit)."),
+        sa.Column("unallocated_balance", sa.Numeric, nullable=False,
+                  server_default=sa.text("0"),
+                  comment="Balance (credits minus debits) of the entries on no parcel."),
+        _entries_column(),
+        schema="ledger",
+        comment="Sums by measure of each plan area's ledger entries (published acres), "
+                + kept.replace("pub.*_balance", "pub.plan_balance"),
+    )
+    for name, key, key_doc in (("permit_total", "permit_id", "Permit (core.feature)."),
+                               ("parcel_total", "parcel_id", "Parcel (core.feature).")):
+        what = key.removesuffix("_id")
+        sa.Table(
+            name, md,
+            sa.Column(key, sa.BigInteger, primary_key=True, comment=key_doc),
+            sa.Column("plan_area_id", sa.Integer, primary_key=True, comment="Plan area."),
+            *_total_columns(),
+            _entries_column(),
+            sa.Column("in_deficit", sa.Boolean,
+                      sa.Computed("round(credit + transfer_in - required - transfer_out, 4) "
+                                  "< 0", persisted=True),
+                      comment="Balance (credit + transfer_in - required - transfer_out) below "
+                              "zero at 4 decimals: what pub.plan_balance counts."),
+            sa.Index(f"ix_{name}_deficit", "plan_area_id",
+                     postgresql_where=sa.text("in_deficit")),
+            schema="ledger",
+            comment=f"Sums by measure of the ledger entries of each {what} and plan area "
+                    "(published acres), " + kept,
+        )
