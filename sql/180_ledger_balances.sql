@@ -3,6 +3,8 @@
 --   balance_acres = credit_acres − required_acres
 --   status        = none (nothing required, nothing counted), deficit, balanced or surplus,
 --                   judged on the published balance (4 decimals, the figure shown)
+-- The current views (pub.parcel_balance, permit_balance, plan_balance) read the totals kept
+-- at posting (sql/165, revision 0027); the *_at and *_as_of functions sum the entries.
 -- Two axes (revision 0019, docs/ledger.md section 4a): an entry's effective date (the date
 -- its fact took effect) and its posting time (when the book recorded it). "As of" a date D,
 -- "as recorded at" an instant R (default 'infinity': everything recorded) means the entries
@@ -148,6 +150,22 @@ DECLARE
   parcel text;
   permit text;
   plan text;
+  -- The current views (everything posted, every date) read the totals kept at posting
+  -- (ledger.parcel_total, permit_total, plan_total, sql/165): the same published sums,
+  -- without reading the entries. A key has at most one row per plan area; sum() over them
+  -- gives one row (zeros for a key with no entries) as the entries' sums did.
+  tsums text := $s$
+    coalesce(sum(t.impact), 0) AS impact,
+    coalesce(sum(t.required), 0) AS required,
+    coalesce(sum(t.credit + t.transfer_in - t.transfer_out), 0) AS credit,
+    coalesce(sum(t.transfer_in), 0) AS transfer_in,
+    coalesce(sum(t.transfer_out), 0) AS transfer_out,
+    coalesce(sum(t.credit_proposed), 0) AS proposed,
+    coalesce(sum(t.credit_constructed), 0) AS constructed,
+    coalesce(sum(t.credit_hosted), 0) AS hosted$s$;
+  parcel_now text;
+  permit_now text;
+  plan_now text;
   definer text := 'LANGUAGE sql STABLE SECURITY DEFINER '
                   'SET search_path = pg_catalog, public, pg_temp SET jit = off';
 BEGIN
@@ -234,19 +252,75 @@ BEGIN
       FROM e) m$t$,
     sums, status, srid, published);
 
+  parcel_now := format($t$
+    SELECT p.parcel_id, core.pin_display(p.pin) AS pin, p.plan_area_id,
+           round(m.impact, 4)::numeric(12,4) AS impact_acres,
+           round(m.required, 4)::numeric(12,4) AS required_acres,
+           round(m.credit, 4)::numeric(12,4) AS credit_acres,
+           round(m.proposed, 4)::numeric(12,4) AS credit_proposed_acres,
+           round(m.constructed, 4)::numeric(12,4) AS credit_constructed_acres,
+           round(m.hosted, 4)::numeric(12,4) AS credit_hosted_acres,
+           round(m.credit - m.required, 4)::numeric(12,4) AS balance_acres, %2$s AS status,
+           p.geom::geometry(MultiPolygon, %3$s) AS geom
+    FROM core.parcel p
+    CROSS JOIN LATERAL (SELECT %1$s FROM ledger.parcel_total t
+                        WHERE t.parcel_id = p.parcel_id) m
+    WHERE p.valid_from <= 'infinity'::timestamptz
+      AND (p.valid_to IS NULL OR p.valid_to > 'infinity'::timestamptz)$t$,
+    tsums, status, srid);
+  permit_now := format($t$
+    SELECT pm.permit_id, pm.permit_no, pm.plan_area_id, pm.status AS permit_status,
+           coalesce(pm.baseline_on, pm.decided_on, current_date) AS baseline_on,
+           round(m.impact, 4)::numeric(12,4) AS impact_acres,
+           round(m.required, 4)::numeric(12,4) AS required_acres,
+           round(m.credit, 4)::numeric(12,4) AS credit_acres,
+           round(m.transfer_in, 4)::numeric(12,4) AS transfer_in_acres,
+           round(m.transfer_out, 4)::numeric(12,4) AS transfer_out_acres,
+           round(m.proposed, 4)::numeric(12,4) AS credit_proposed_acres,
+           round(m.constructed, 4)::numeric(12,4) AS credit_constructed_acres,
+           round(m.hosted, 4)::numeric(12,4) AS credit_hosted_acres,
+           round(m.credit - m.required, 4)::numeric(12,4) AS balance_acres, %2$s AS status
+    FROM core.permit pm
+    CROSS JOIN LATERAL (SELECT %1$s FROM ledger.permit_total t
+                        WHERE t.permit_id = pm.permit_id) m
+    WHERE pm.valid_from <= 'infinity'::timestamptz
+      AND (pm.valid_to IS NULL OR pm.valid_to > 'infinity'::timestamptz)$t$,
+    tsums, status);
+  plan_now := format($t$
+    SELECT pa.plan_area_id, pa.code, pa.name,
+           round(m.impact, 4)::numeric(12,4) AS impact_acres,
+           round(m.required, 4)::numeric(12,4) AS required_acres,
+           round(m.credit, 4)::numeric(12,4) AS credit_acres,
+           round(m.proposed, 4)::numeric(12,4) AS credit_proposed_acres,
+           round(m.constructed, 4)::numeric(12,4) AS credit_constructed_acres,
+           round(m.hosted, 4)::numeric(12,4) AS credit_hosted_acres,
+           round(m.district, 4)::numeric(12,4) AS district_project_credit_acres,
+           round(m.unallocated, 4)::numeric(12,4) AS unallocated_balance_acres,
+           round(m.credit - m.required, 4)::numeric(12,4) AS balance_acres, %2$s AS status,
+           (SELECT count(*) FROM ledger.parcel_total x
+            WHERE x.plan_area_id = pa.plan_area_id AND x.in_deficit) AS parcels_in_deficit,
+           (SELECT count(*) FROM ledger.permit_total x
+            WHERE x.plan_area_id = pa.plan_area_id AND x.in_deficit) AS permits_in_deficit,
+           (SELECT ST_Multi(ST_Union(c.geom ORDER BY c.version_id))
+            FROM core.cwmp_area c
+            WHERE c.plan_area_id = pa.plan_area_id AND c.valid_from <= 'infinity'::timestamptz
+              AND (c.valid_to IS NULL OR c.valid_to > 'infinity'::timestamptz)
+           )::geometry(MultiPolygon, %3$s) AS geom
+    FROM core.plan_area pa
+    CROSS JOIN LATERAL (SELECT %1$s,
+                               coalesce(sum(t.district_project_credit), 0) AS district,
+                               coalesce(sum(t.unallocated_balance), 0) AS unallocated
+                        FROM ledger.plan_total t WHERE t.plan_area_id = pa.plan_area_id) m$t$,
+    tsums, status, srid);
+
   -- {on}: the effective date read (inclusive); {at}: the instant recorded up to.
   parcel := replace(parcel, '{on}', '%on%');
   permit := replace(permit, '{on}', '%on%');
   plan := replace(plan, '{on}', '%on%');
-  EXECUTE 'CREATE VIEW pub.parcel_balance AS '
-          || replace(replace(parcel, '{at}', quote_literal('infinity') || '::timestamptz'), '%on%',
-                     quote_literal('infinity') || '::date');
-  EXECUTE 'CREATE VIEW pub.permit_balance AS '
-          || replace(replace(permit, '{at}', quote_literal('infinity') || '::timestamptz'), '%on%',
-                     quote_literal('infinity') || '::date');
-  EXECUTE 'CREATE VIEW pub.plan_balance AS '
-          || replace(replace(plan, '{at}', quote_literal('infinity') || '::timestamptz'), '%on%',
-                     quote_literal('infinity') || '::date');
+  -- The current views read the totals (sql/165); the history functions below the entries.
+  EXECUTE 'CREATE VIEW pub.parcel_balance AS ' || parcel_now;
+  EXECUTE 'CREATE VIEW pub.permit_balance AS ' || permit_now;
+  EXECUTE 'CREATE VIEW pub.plan_balance AS ' || plan_now;
   -- As of an instant or a date. SECURITY DEFINER: staff read pub only, and these read the
   -- ledger and core for them; the search path is pinned.
   EXECUTE format('CREATE OR REPLACE FUNCTION pub.parcel_balance_at(p_at timestamptz) '
@@ -291,13 +365,20 @@ CREATE VIEW pub.ledger_entry AS
 
 COMMENT ON VIEW pub.parcel_balance IS
   'The 1:1 replacement balance of every current parcel (Rule M 7(b), spec section 4): what its '
-  'permits'' impacts require of it and the credit allocated to it, from the ledger entries.';
+  'permits'' impacts require of it and the credit allocated to it: the sums of its ledger '
+  'entries, read from ledger.parcel_total, kept at posting (pub.parcel_balance_as_of and _at '
+  'sum the entries themselves).';
 COMMENT ON VIEW pub.permit_balance IS
   'The 1:1 replacement balance of every current permit: impact, required, counted credit net of '
-  'transfers, the transfers themselves, proposed and constructed credit, from the ledger.';
+  'transfers, the transfers themselves, proposed and constructed credit: the sums of its '
+  'ledger entries, read from ledger.permit_total, kept at posting (pub.permit_balance_as_of '
+  'and _at sum the entries themselves).';
 COMMENT ON VIEW pub.plan_balance IS
   'The area-basis balance of each plan area (7(b)): the sum of every entry; equals the sum of '
-  'the parcel balances plus unallocated_balance_acres, to the last published digit.';
+  'the parcel balances plus unallocated_balance_acres, to the last published digit. Read from '
+  'ledger.plan_total, permit_total and parcel_total, kept in the posting transaction '
+  '(ledger.totals_drift() checks them); pub.plan_balance_as_of and _at are history queries '
+  'and sum the entries themselves.';
 COMMENT ON VIEW pub.ledger_entry IS
   'Every ledger entry (append-only): the run and reason that posted it and the input versions '
   'behind it. A change is a reversal (negated acres, reverses_entry_id) plus a new entry.';
