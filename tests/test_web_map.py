@@ -308,4 +308,11 @@ def test_an_uploaded_footprint_outside_the_plan_area_needs_no_permit(
     page.set_input_files("#screen-file", str(upload))
     page.wait_for_selector("#screen-result .answer[data-permit-needed=false]")
     assert "outside the CWMP area" in page.inner_text("#screen-result")
+    # A file in the working CRS (metres), not longitude/latitude: one line naming the file.
+    utm = tmp_path / "footprint-utm.geojson"
+    utm.write_text(json.dumps({"type": "Polygon", "coordinates": [[
+        [487000, 4993000], [487040, 4993000], [487040, 4993040], [487000, 4993000]]]}))
+    page.set_input_files("#screen-file", str(utm))
+    page.locator("#screen-result .error-text", has_text="footprint-utm.geojson").wait_for()
+    assert "not longitude/latitude" in page.inner_text("#screen-result .error-text")
     assert page.page_errors == []
