@@ -151,4 +151,7 @@ def test_writing_commands_are_refused_on_the_standby_in_one_line(
     assert code != 0 and "run finding ack on the primary" in err
     code, out, err = _cli(capsys, "--db", reader, "finding", "list")   # reading: works
     assert (code, err) == (0, "")
+    code, out, _ = _cli(capsys, "--db", reader, "db", "status", "--format", "json")
+    role = {r["item"]: r["value"] for r in json.loads(out)}["role"]
+    assert code == 0 and role.startswith("read-only standby, last transaction replayed 20")
     assert _cli(capsys, "--db", url, "recompute")[0] == 0                # the primary writes

@@ -92,6 +92,10 @@ def _status(args: argparse.Namespace) -> int:
             rows.append(("server", conn.execute(sa.text("SHOW server_version")).scalar()))
             rows.append(("postgis", conn.execute(sa.text(
                 "SELECT extversion FROM pg_extension WHERE extname = 'postgis'")).scalar()))
+            standby, replayed = conn.execute(sa.text(
+                "SELECT pg_is_in_recovery(), pg_last_xact_replay_timestamp()")).one()
+            rows.append(("role", "primary" if not standby else
+                         f"read-only standby, last transaction replayed {replayed}"))
             initialised = conn.execute(sa.text("SELECT to_regclass('ops.setting')")).scalar()
             if initialised:
                 rows.append(("schema_revision", conn.execute(sa.text(
