@@ -281,3 +281,30 @@ def test_etag_revalidates_until_an_ingest_changes_the_layer(web_server, demo_tem
     ingest(web_server.url, "parcel", changed, plan_area=DEMO_PLAN_AREA[0])
     after = get(web_server, path, headers={"If-None-Match": etag})
     assert after.status_code == 200 and after.headers["etag"] != etag
+
+
+def test_embedded_default_reads_as_its_own_reader_login(web_server) -> None:
+    """`rulem-db serve` with no URL makes rulem_gis_web (a rulem_gis member, read-only by
+    default) and passes its own check; here pointed at the served clone."""
+    import os
+
+    from sqlalchemy.engine import make_url
+
+    from rulem_web import login
+
+    if os.environ.get("RULEM_TEST_ADMIN_URL"):
+        pytest.skip("the embedded cluster is not the one under test")
+    url = make_url(login.embedded_reader_url()).set(
+        database=make_url(web_server.url).database)
+    assert login.check_reader(url.render_as_string(hide_password=False)) == login.WEB_LOGIN
+    admin = sa.create_engine(web_server.url)
+    try:
+        with admin.connect() as conn:
+            config, groups = conn.execute(sa.text(
+                "SELECT r.rolconfig, (SELECT array_agg(g.rolname::text) FROM pg_auth_members m "
+                "JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid) "
+                "FROM pg_roles r WHERE r.rolname = :r"), {"r": login.WEB_LOGIN}).one()
+    finally:
+        admin.dispose()
+    assert groups == ["rulem_gis"]
+    assert "default_transaction_read_only=on" in config
