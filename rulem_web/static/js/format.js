@@ -1,17 +1,11 @@
-// Figures as the ledger publishes them: acres to 4 decimals, never rounded again here.
+// Figures as the ledger publishes them (acres to 4 decimals, never rounded again here), and
+// DOM building without innerHTML, so no text from the database is ever read as markup.
 
 /** Acres as published (numeric(12,4) arrives as a string or a number). */
 export function acres(value) {
   if (value === null || value === undefined || value === "") return "–";
   const n = Number(value);
   return Number.isFinite(n) ? n.toFixed(4) : String(value);
-}
-
-/** Escape text for innerHTML. */
-export function esc(value) {
-  return String(value ?? "").replace(/[&<>"']/g, (c) => ({
-    "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;",
-  })[c]);
 }
 
 /** Element helper: tag, attributes, children (strings become text). */

@@ -40,8 +40,6 @@ async function start() {
     container: "map",
     style,
     attributionControl: false,
-    // Keeps the drawn frame readable for a screenshot (the tests' proof the map renders).
-    preserveDrawingBuffer: true,
     // Keyboard: the map container takes focus, arrows pan, +/- zoom (MapLibre's handlers).
     keyboard: true,
   });
