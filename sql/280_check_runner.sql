@@ -93,12 +93,20 @@ BEGIN
       EXECUTE q_all USING p_plan_area_id, NULL::bigint;
     END IF;
   ELSE
+    -- Every permit's site is computed before any is cached: once the cache holds a row of
+    -- this transaction, checks.buffer_site reads the cache instead of computing, so caching
+    -- the first permit's site before computing the second would leave the second without
+    -- one (its buffer checks then saw no buffer, unlike a plan-wide run).
+    DROP TABLE IF EXISTS pg_temp.check_site_of;
+    CREATE TEMP TABLE check_site_of (LIKE checks.buffer_site_cache) ON COMMIT DROP;
     FOREACH pid IN ARRAY p_permit_ids LOOP
-      INSERT INTO checks.buffer_site_cache (xact, plan_area_id, permit_id, baseline_on,
-                                            parcels, edge, wetland, central, buffer,
-                                            own_buffer, effective)
+      INSERT INTO pg_temp.check_site_of (xact, plan_area_id, permit_id, baseline_on, parcels,
+                                         edge, wetland, central, buffer, own_buffer,
+                                         effective)
       SELECT v_xact, p_plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id, pid) s;
     END LOOP;
+    INSERT INTO checks.buffer_site_cache SELECT * FROM pg_temp.check_site_of;
+    DROP TABLE pg_temp.check_site_of;
     IF q_all IS NOT NULL THEN
       FOREACH pid IN ARRAY p_permit_ids LOOP
         EXECUTE q_all USING p_plan_area_id, pid;
