@@ -118,18 +118,20 @@ async def parcel(request: Request) -> JSONResponse:
         return bad
     pin = display_pin(pin)
     source = "pub.parcel_balance_as_of($2::date)" if on else "pub.parcel_balance"
-    sql = (f"SELECT p.*, {BBOX.format(g='p.geom')} AS bbox FROM {source} p "
+    # one round trip: the balance, its extent and its findings (as JSON) together
+    findings = FINDING_SQL.format(where="parcel_pin = $1")
+    sql = (f"SELECT p.*, {BBOX.format(g='p.geom')} AS bbox, "
+           f"(SELECT coalesce(json_agg(f), '[]') FROM ({findings}) f) AS findings "
+           f"FROM {source} p "
            "LEFT JOIN LATERAL (SELECT ST_Transform(ST_Envelope(p.geom), 4326) AS e) b ON true "
            "WHERE p.pin = $1")
     async with pool(request).acquire() as conn:
         row = await conn.fetchrow(sql, pin, *([on] if on else []))
-        if row is None:
-            when = f" as of {on}" if on else ""
-            return error(404, f"no parcel with PIN {pin}{when}")
-        findings = await conn.fetch(FINDING_SQL.format(where="parcel_pin = $1"), pin)
+    if row is None:
+        when = f" as of {on}" if on else ""
+        return error(404, f"no parcel with PIN {pin}{when}")
     body = record(row, PARCEL_FIELDS)
-    body.update(as_of=plain(on), findings=[dict(record(f, tuple(f.keys()))) for f in findings],
-                bbox=plain(row["bbox"]))
+    body.update(as_of=plain(on), findings=row["findings"], bbox=plain(row["bbox"]))
     return JSONResponse(body, headers=NO_CACHE)
 
 

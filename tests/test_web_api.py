@@ -126,6 +126,22 @@ def test_permit_panel_search_and_plan(web_server) -> None:
     assert past["as_of"] == "2000-01-01" and past["required_acres"] == 0
 
 
+def test_parcel_panel_lists_the_parcels_findings(web_server) -> None:
+    eng = sa.create_engine(web_server.url)
+    try:
+        with eng.connect() as conn:
+            pin, ids = conn.execute(sa.text(
+                "SELECT parcel_pin, array_agg(finding_id ORDER BY finding_id) FROM pub.finding "
+                "WHERE parcel_pin IS NOT NULL GROUP BY parcel_pin ORDER BY count(*) DESC "
+                "LIMIT 1")).one()
+    finally:
+        eng.dispose()
+    panel = get(web_server, "/api/parcel", params={"pin": pin}).json()
+    assert sorted(f["finding_id"] for f in panel["findings"]) == ids
+    assert {"permit_no", "paragraph", "check", "severity", "message", "review_state"} <= set(
+        panel["findings"][0])
+
+
 def test_tile_decodes_to_parcels_with_their_balance(web_server) -> None:
     panel = get(web_server, "/api/parcel", params={"pin": PIN}).json()
     w, s, e, n = panel["bbox"]
