@@ -7,10 +7,13 @@ What happens, all in one transaction (so any refusal leaves every table exactly 
 2. the same file again (same SHA-256 and options as the last load of its scope) is a no-op,
    recorded as a batch with status 'duplicate';
 3. a batch row, then COPY of the features in bounded batches into staging.b<batch>;
+   for a layer-wide file, ops.ingest_set_aside (sql/063) sets aside the rows delivered exactly
+   as the rows behind their features' current versions (a re-delivery's unchanged features);
 4. ops.ingest_prepare (sql/061) validates every feature at once and records every problem;
    errors refuse the file, unless bad features are to be skipped;
 5. ops.ingest_apply merges: new versions only for new and changed features, closes the
-   features of the file's scope that it no longer holds;
+   features of the file's scope that it no longer holds (ops.ingest_keep_hashes when rows
+   were set aside, and it records the row hashes of the current versions);
 6. for `ingest delineation FILE`: the delineation record with its study area (sql/062).
 See docs/ingest.md for the formats, the mapping file, the rules and the decisions behind them.
 """
@@ -290,6 +293,16 @@ class _Ingest:
             next(p for p in plans if p.col.name == "delineation_id").const_id = \
                 opened["delineation_id"]
         spec = self._spec(batch_id, plan_area_id, work_srid, source_crs, fields, plans)
+        hashed = self._hashed(spec)
+        set_aside = 0
+        if hashed:
+            self.progress.stage("comparing")
+            set_aside = conn.execute(sa.text("SELECT ops.ingest_set_aside(CAST(:s AS jsonb))"),
+                                     {"s": json.dumps(spec)}).scalar_one()
+            if set_aside:
+                self.notes.append(f"{set_aside:,} features delivered exactly as before (the "
+                                  "rows behind their current versions) were set aside "
+                                  "unchanged, without validation")
         self.progress.stage("validating")
         summary = conn.execute(sa.text("SELECT ops.ingest_prepare(CAST(:s AS jsonb))"),
                                {"s": json.dumps(spec)}).scalar_one()
@@ -298,8 +311,17 @@ class _Ingest:
         if summary["bad_rows"] >= rows:
             raise self._refusal(conn, batch_id, hint="no feature of the file could be loaded")
         self.progress.stage("merging")
+        # rows set aside were not seen by apply: it must close nothing (sql/063 closes)
+        merge = {**spec, "scope": "none"} if set_aside else spec
         counts = conn.execute(sa.text("SELECT ops.ingest_apply(CAST(:s AS jsonb))"),
-                              {"s": json.dumps(spec)}).scalar_one()
+                              {"s": json.dumps(merge)}).scalar_one()
+        if hashed:
+            kept = conn.execute(sa.text(
+                "SELECT ops.ingest_keep_hashes(CAST(:s AS jsonb), :n)"),
+                {"s": json.dumps(spec), "n": set_aside}).scalar_one()
+            if set_aside:
+                counts = {**counts, "unchanged": counts["unchanged"] + set_aside,
+                          "closed": kept["closed"]}
         record = None
         if self.mode == "delineation":
             record = self._delineation_record(conn, batch_id, plan_area_id, work_srid, opened,
@@ -307,6 +329,18 @@ class _Ingest:
         for text in self.notes + ([source_crs.note] if source_crs and source_crs.note else []):
             self._note(conn, batch_id, "info", None, text)
         return self._finish(conn, batch_id, rows, counts, record)
+
+    def _hashed(self, spec: dict[str, Any]) -> bool:
+        """Whether this file's rows are compared with the rows behind the current versions
+        before validation (sql/063): a layer-wide delivery with geometry, keyed by a field or
+        a natural key, whose columns reference no other layer. There a row's outcome depends
+        on the row and the settings alone, so a row delivered exactly as before is unchanged;
+        elsewhere (a permit's or a delineation's features, references to check, keys that are
+        positions in the file) every row is prepared."""
+        return (self.mode == "layer" and not self.records and spec["scope"] == "layer"
+                and bool(spec["with_geometry"]) and "fid" not in spec["key"]
+                and self.permit is None and self.delineation_no is None
+                and not any(c["ref_layer"] for c in spec["columns"]))
 
     def _options(self, sha: str) -> dict[str, Any]:
         """The options of this ingest; the fingerprint says when two ingests are the same."""

@@ -1,0 +1,127 @@
+"""A re-delivered layer: rows delivered exactly as before are set aside before validation
+(sql/063, ops.ingest_row_hash), and the result is the one a full comparison gives: unchanged
+features keep their version and id, changed ones get a new version, removed ones are retired
+(closed, never deleted), new ones are added. 100 m squares in EPSG:26915 (2.4711 acres each).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from ingest_helpers import X0, fingerprint, rows, scalar, square, write_gpkg
+
+from etl.ingest import ingest
+from etl.problems import IngestRefused
+
+
+def _parcels(path: Path, spec: dict[str, object], owner: str = "owner of") -> Path:
+    return write_gpkg(path, [{"PIN": pin, "OWNER": f"{owner} {pin}",
+                              "geometry": square(g) if isinstance(g, int) else g}
+                             for pin, g in spec.items()])
+
+
+def _current(engine: sa.Engine) -> dict[str, tuple[int, int]]:
+    """PIN -> (parcel_id, version_id) of the current parcels."""
+    return {r.pin: (r.parcel_id, r.version_id) for r in rows(
+        engine, "SELECT pin, parcel_id, version_id FROM core.parcel WHERE valid_to IS NULL")}
+
+
+def test_a_redelivery_sets_aside_what_is_unchanged_and_versions_the_rest(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {f"P{i}": i for i in range(6)}))
+    before = _current(engine)
+    # one hash per current parcel, each naming its current version
+    assert scalar(engine, "SELECT count(*) FROM ops.ingest_row_hash h JOIN core.parcel p "
+                          "ON p.version_id = h.version_id AND p.valid_to IS NULL "
+                          "WHERE h.layer = 'parcel'") == 6
+    # P0, P1, P4, P5 as before; P2 moved 5 m; P3 gone; P6 new
+    second = _parcels(tmp_path / "v2.gpkg", {"P0": 0, "P1": 1, "P2": square(2, dx=5),
+                                             "P4": 4, "P5": 5, "P6": 6})
+    result = ingest(db_url, "parcel", second)
+    assert (result.inserted, result.changed, result.closed, result.unchanged) == (1, 1, 1, 4)
+    assert scalar(engine, "SELECT message FROM ops.batch_note WHERE batch_id = :b "
+                          "AND message LIKE '%set aside%'", b=result.batch_id).startswith(
+        "4 features delivered exactly as before")
+    after = _current(engine)
+    assert set(after) == {"P0", "P1", "P2", "P4", "P5", "P6"}
+    for pin in ("P0", "P1", "P4", "P5"):  # same version, same id
+        assert after[pin] == before[pin]
+    assert after["P2"][0] == before["P2"][0] and after["P2"][1] != before["P2"][1]
+    # P3 retired: its version closed by this batch, still in the table
+    closed = rows(engine, "SELECT valid_to IS NOT NULL AS closed, closed_batch_id FROM "
+                          "core.parcel WHERE pin = 'P3'")
+    assert [(r.closed, r.closed_batch_id) for r in closed] == [(True, result.batch_id)]
+    assert scalar(engine, "SELECT count(*) FROM core.parcel") == 6 + 1 + 1
+    assert scalar(engine, "SELECT count(*) FROM core.parcel WHERE valid_to IS NULL") == 6
+    batch = rows(engine, "SELECT inserted_count, changed_count, closed_count, unchanged_count "
+                         "FROM ops.batch WHERE batch_id = :b", b=result.batch_id)[0]
+    assert tuple(batch) == (1, 1, 1, 4)
+    # every current parcel has one hash, of its current version; none of P3
+    assert rows(engine, "SELECT count(*), count(*) FILTER (WHERE p.valid_to IS NULL) "
+                        "FROM ops.ingest_row_hash h JOIN core.parcel p USING (version_id) "
+                        "WHERE h.layer = 'parcel'")[0] == (6, 6)
+    area = scalar(engine, "SELECT area_acres FROM pub.parcel WHERE pin = 'P2'")
+    assert float(area) == 2.4711
+    assert scalar(engine, "SELECT count(*) FROM information_schema.tables "
+                          "WHERE table_schema = 'staging'") == 0
+
+
+def test_an_attribute_change_and_an_edit_are_not_taken_for_unchanged(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1}))
+    before = _current(engine)
+    # A's OWNER changed: its delivered row differs, so it is prepared and compared; its
+    # columns did not change, so it keeps its version (source_attributes follow the version)
+    # B edited in the database since: its hash names a version that is no longer current,
+    # so the file's B is compared and restores the delivered square
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE core.parcel SET geom = ST_Multi(ST_Translate(geom, 1, 0)) "
+                             "WHERE pin = 'B' AND valid_to IS NULL"))
+    edited = _current(engine)["B"]
+    again = ingest(db_url, "parcel", write_gpkg(tmp_path / "v2.gpkg", [
+        {"PIN": "A", "OWNER": "someone else", "geometry": square(0)},
+        {"PIN": "B", "OWNER": "owner of B", "geometry": square(1)}]))
+    assert (again.inserted, again.changed, again.closed, again.unchanged) == (0, 1, 0, 1)
+    after = _current(engine)
+    assert after["A"] == before["A"]
+    assert after["B"][0] == before["B"][0] and after["B"][1] not in (edited[1], before["B"][1])
+    assert scalar(engine, "SELECT ST_XMin(geom) FROM core.parcel WHERE pin = 'B' "
+                          "AND valid_to IS NULL") == X0 + 110.0
+
+
+def test_a_changed_copy_of_an_unchanged_key_is_refused_and_changes_nothing(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1}))
+    before = fingerprint(engine)
+    # A as before (set aside) and a second A elsewhere: the key is in the file twice
+    twice = write_gpkg(tmp_path / "v2.gpkg", [
+        {"PIN": "A", "OWNER": "owner of A", "geometry": square(0)},
+        {"PIN": "B", "OWNER": "owner of B", "geometry": square(1)},
+        {"PIN": "A", "OWNER": "owner of A", "geometry": square(5)}])
+    with pytest.raises(IngestRefused) as refused:
+        ingest(db_url, "parcel", twice)
+    lines = refused.value.lines()
+    assert any("'A'" in line and "more than once" in line for line in lines)
+    assert all("\n" not in line for line in lines)
+    assert fingerprint(engine) == before
+
+
+def test_a_new_plan_boundary_makes_every_row_checked_again(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """The boundary is part of what a row's outcome depends on: after it changes, the same
+    rows are validated again (the parcel outside it gets its warning) though none changed."""
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1, "C": 30}))
+    ingest(db_url, "cwmp_area", write_gpkg(tmp_path / "plan.gpkg", [
+        {"name": "plan", "geometry": square(0, size=1_000)}]))
+    before = _current(engine)
+    again = ingest(db_url, "parcel", _parcels(tmp_path / "v2.gpkg", {"A": 0, "B": 1, "C": 30}))
+    assert (again.inserted, again.changed, again.closed, again.unchanged) == (0, 0, 0, 3)
+    assert scalar(engine, "SELECT count(*) FROM ops.batch_note WHERE batch_id = :b "
+                          "AND message LIKE '%set aside%'", b=again.batch_id) == 0
+    assert _current(engine) == before
+    warned = rows(engine, "SELECT detail ->> 'key' AS key FROM ops.batch_note "
+                          "WHERE batch_id = :b AND kind = 'warning' AND field = 'geometry'",
+                  b=again.batch_id)
+    assert [r.key for r in warned] == ["C"]
