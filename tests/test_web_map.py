@@ -245,8 +245,7 @@ def test_site_scale_labels_and_the_layer_list(page: Any, db: sa.Connection) -> N
         .map((l) => window.rulemMap.getLayoutProperty(l.id, 'visibility'))""")
     assert hidden and set(hidden) == {"none"}
     box.check()
-    _wait_idle(page)
-    # A click on the permit's impact opens the permit.
+    # A click on the permit's impact (drawn above the parcels) opens the permit.
     impact = db.execute(sa.text(
         "SELECT ST_AsGeoJSON(ST_Transform(ST_Union(geom), 4326)) FROM pub.impact "
         "WHERE permit_no = :no"), {"no": CASE}).scalar_one()
