@@ -3,7 +3,7 @@ while a full ledger recompute runs; prints p50 and p95 latency, the longest sing
 whether the queries kept answering (issue 8, item 7).
 
     env -u PYTHONDONTWRITEBYTECODE .venv/bin/python bench/load.py [--size county]
-        [--clients 8] [--check-permits 20] [--keep]
+        [--clients 8] [--check-permits 20] [--keep] [--standby URL]
 
 The database is a clone of the harness's generated plan area (bench/common.py, template
 rulem_bench_run_<size>_src; generated on first use): the rule checks run for --check-permits
@@ -11,6 +11,13 @@ permits (one run each; the plan-wide run takes hours at county size today, see
 docs/scaling.md) so that pub.finding has rows to return, then the clients start, and a full
 recompute on the empty ledger posts every entry (the heaviest write the ledger does) while they
 read. The same clients are measured for as long again with nothing running, for comparison.
+
+With --standby URL (a hot standby of the cluster, `rulem-db db standby create`), the same
+8 clients then read a second copy of the database on the standby while a full recompute of
+that copy runs on the primary, and both are measured idle too: the figures of the primary
+and of the standby side by side, with the replication lag the primary saw during each
+recompute (bytes of WAL not yet replayed, replay_lag) and how long the standby took to catch
+up after it. The URL needs only host and port; the login defaults to the harness's.
 
 "Kept answering" means: no query failed, and no single query waited longer than
 --max-wait-ms (default 1,000 ms), i.e. no reader was blocked behind a lock the recompute held.
@@ -32,8 +39,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import sqlalchemy as sa  # noqa: E402
+from sqlalchemy.engine import make_url  # noqa: E402
+
 from bench import common  # noqa: E402
-from rulem_db import checks, ledger  # noqa: E402
+from rulem_db import checks, config, db, ledger  # noqa: E402
+from rulem_db.local import standby  # noqa: E402
 
 BY_PIN = "SELECT * FROM pub.parcel_balance WHERE pin = %(pin)s"
 FINDINGS = "SELECT * FROM pub.finding WHERE permit_no = %(permit)s"
@@ -74,6 +85,74 @@ def under_load(url: str, queries: list[common.Query], clients: int,
     return seconds, result
 
 
+class LagSampler:
+    """Polls the primary's pg_stat_replication while a recompute runs: the worst lag seen.
+
+    Why sampled: the lag is a moving figure (WAL written minus WAL replayed), largest while
+    the recompute writes fastest; a reading every quarter second shows that peak."""
+
+    def __init__(self, primary_url: str, every: float = 0.25) -> None:
+        self.primary_url, self.every = primary_url, every
+        self.max_bytes, self.max_seconds, self.samples, self.standbys = 0, 0.0, 0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench-lag")
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            rows = standby.replay_lag(self.primary_url)
+            self.samples += 1
+            self.standbys = max(self.standbys, len(rows))
+            for _, lag_bytes, seconds in rows:
+                self.max_bytes = max(self.max_bytes, lag_bytes)
+                self.max_seconds = max(self.max_seconds, seconds or 0.0)
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> LagSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def line(self) -> str:
+        return (f"worst replication lag seen: {self.max_bytes / 2**20:,.1f} MiB of WAL not yet "
+                f"replayed, replay_lag {self.max_seconds * 1000:,.0f} ms ({self.samples} "
+                f"samples, {self.standbys} standby)")
+
+
+def standby_url(given: str, database: str) -> str:
+    """The standby's URL for `database`: host and port as given, the login as given or else
+    the harness's (the standby has the primary's roles and passwords)."""
+    u = make_url(config.normalize_url(given))
+    admin = common.admin_url()
+    if not u.username:
+        u = u.set(username=admin.username, password=admin.password)
+    return u.set(database=database).render_as_string(hide_password=False)
+
+
+def check_standby(primary_url: str, url: str) -> None:
+    """Refuse a URL that is not a hot standby of this primary (same system identifier)."""
+    ids = []
+    for which in (primary_url, url):
+        with db.connect(which) as conn:
+            ids.append(conn.execute(sa.text(
+                "SELECT system_identifier, pg_is_in_recovery() FROM pg_control_system()")).one())
+    if not ids[1][1]:
+        raise SystemExit(f"--standby {config.redact(url)} is not a standby (not in recovery)")
+    if ids[0][0] != ids[1][0]:
+        raise SystemExit(f"--standby {config.redact(url)} is not a standby of this cluster "
+                         "(another system identifier)")
+
+
+def _print_table(rows: list[tuple[str, dict[str, common.Latency]]]) -> None:
+    print(f"{'':21}{'query':<44} {'count':>7}          {'p50':>8}       {'p95':>8}"
+          f"       {'max':>9}")
+    for label in rows[0][1]:
+        for name, figures in rows:
+            print(f"  {name:<18} {figures[label].line()}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--size", choices=sorted(common.SIZES), default="county")
@@ -84,9 +163,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the rule checks for this many permits, one run each, and "
                              "query their findings (0: the plan-wide run, every permit)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--standby", metavar="URL",
+                        help="also read on this hot standby of the cluster during a second "
+                             "full recompute on the primary (host and port; login optional)")
     args = parser.parse_args(argv)
     size = common.SIZES[args.size]
     name = f"{common.PREFIX}_{size.name}_load"
+    copy = f"{name}_standby"
     print(f"load test, size {size.name}: {size.parcels:,} parcels, {size.permits:,} permits; "
           f"{args.clients} clients")
     print(f"machine: {common.machine()}")
@@ -105,25 +188,51 @@ def main(argv: list[str] | None = None) -> int:
                                       lambda: checks.run_checks(url))
             print(f"    {summary}")
         queries = _queries(common.sample_pins(url), checked or permits)
+        admin = common.url_of("postgres")
+        reader = None
+        if args.standby:
+            # A second copy, as the first is before its recompute: the standby's readers
+            # watch the same work as the primary's.
+            copy_url = common.create_database(copy, template=name)
+            reader = standby_url(args.standby, copy)
+            _, waited = common.timed("the standby replays the copy",
+                                     lambda: standby.wait_caught_up(admin, reader, 600))
+            check_standby(url, reader)
 
-        def recompute() -> None:
-            print(f"    {ledger.recompute(url, all=True)}")
+        def recompute(target: str) -> Callable[[], None]:
+            return lambda: print(f"    {ledger.recompute(target, all=True)}")
 
-        busy_s, busy = under_load(url, queries, args.clients, recompute)
-        print(f"  full recompute with {args.clients} clients reading: {busy_s:.2f} s")
+        rows: list[tuple[str, dict[str, common.Latency]]] = []
+        busy_s, busy = under_load(url, queries, args.clients, recompute(url))
+        print(f"  full recompute with {args.clients} clients reading the primary: {busy_s:.2f} s")
+        rows.append(("recompute, primary", busy))
+        answered = {"primary": sum(len(v.ms) for v in busy.values()) / busy_s}
+        if reader is not None:
+            with LagSampler(admin) as lag:
+                standby_s, on_standby = under_load(reader, queries, args.clients,
+                                                   recompute(copy_url))
+                try:
+                    caught = f"{standby.wait_caught_up(admin, reader, 600):.2f} s"
+                except standby.StandbyError:
+                    caught = "not within 600 s"
+            print(f"  full recompute with {args.clients} clients reading the standby: "
+                  f"{standby_s:.2f} s; the standby had replayed it {caught} after its end")
+            print(f"  {lag.line()}")
+            rows.append(("recompute, standby", on_standby))
+            answered["standby"] = sum(len(v.ms) for v in on_standby.values()) / standby_s
         quiet_s, quiet = under_load(url, queries, args.clients, lambda: time.sleep(busy_s))
+        rows.append(("idle, primary", quiet))
+        if reader is not None:
+            rows.append(("idle, standby", under_load(
+                reader, queries, args.clients, lambda: time.sleep(busy_s))[1]))
         print()
-        print(f"{'':13}{'query':<44} {'count':>7}          {'p50':>8}       {'p95':>8}"
-              f"       {'max':>9}")
-        ok = True
-        for label in busy:
-            print(f"  recompute  {busy[label].line()}")
-            print(f"  idle       {quiet[label].line()}")
-            if busy[label].errors or not busy[label].ms or busy[label].max > args.max_wait_ms:
-                ok = False
-        per_second = sum(len(v.ms) for v in busy.values()) / busy_s
-        print(f"\nqueries answered during the recompute: {per_second:,.0f} per second "
-              f"(idle: {sum(len(v.ms) for v in quiet.values()) / quiet_s:,.0f})")
+        _print_table(rows)
+        ok = all(not f.errors and f.ms and f.max <= args.max_wait_ms
+                 for name_, figures in rows if name_.startswith("recompute")
+                 for f in figures.values())
+        print("\nqueries answered during the recompute: " + ", ".join(
+            f"{n:,.0f} per second on the {where}" for where, n in answered.items())
+            + f" (idle: {sum(len(v.ms) for v in quiet.values()) / quiet_s:,.0f})")
         print("kept answering: " + ("yes" if ok else "NO") + f" (no errors, no query over "
               f"{args.max_wait_ms:,.0f} ms)")
         print(f"machine at the end: {common.machine()}")
@@ -131,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep:
             common.drop_database(name)
+            if args.standby:
+                common.drop_database(copy)
 
 
 if __name__ == "__main__":
