@@ -6,13 +6,14 @@ nightly's recompute does not compete with for locks, and a long read never holds
 primary's vacuum. The standby is read-only by nature (``pg_is_in_recovery()``); `rulem-db`
 refuses its writing commands there in one line (rulem_db.db.refuse_standby).
 
-What ``create`` does, each step safe to repeat after a failure:
+What ``create`` does (the folder and the port are checked first; a failure after the slot
+exists stops the standby, empties its folder and drops the slot and login again):
 
 * on the primary (a superuser URL): a login ``rulem_standby_<port>`` with REPLICATION and a
   fresh password (sent as a SCRAM verifier, so it never reaches the server log), and a
   physical replication slot of the same name, so the primary keeps the WAL the standby has not
   received yet (a standby gone for good must be removed, or the slot keeps WAL forever;
-  ``max_slot_wal_keep_size`` on the primary caps that, docs/operations.md);
+  ``max_slot_wal_keep_size`` on the primary caps that, docs/scaling.md);
 * ``pg_basebackup -R -X stream -S <slot>`` into the data folder, as the server's OS user
   (``postgres`` when run as root: PostgreSQL refuses to run as root);
 * the standby's own settings appended to ``postgresql.auto.conf`` (read last): its port and
@@ -301,6 +302,7 @@ def load(data_dir: Path) -> Standby:
 
 
 def running(standby: Standby) -> bool:
+    """Whether its postmaster is alive (reads postmaster.pid: no connection, no subprocess)."""
     try:
         pid = int((standby.data_dir / "postmaster.pid").read_text().split("\n", 1)[0])
         os.kill(pid, 0)
