@@ -41,6 +41,7 @@ ORDER BY permit_no, sort_order, paragraph, finding_id"""
 BBOX = ("CASE WHEN {g} IS NULL THEN NULL ELSE ARRAY[ST_XMin(b.e), ST_YMin(b.e), "
         "ST_XMax(b.e), ST_YMax(b.e)] END")
 NO_CACHE = {"Cache-Control": "no-cache"}
+HEALTH_TIMEOUT_S = 5.0  # a monitor wants an answer, not a hung request, when the DB is gone
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -90,7 +91,7 @@ def pool(request: Request) -> asyncpg.Pool:
 async def healthz(request: Request) -> JSONResponse:
     """The process answers, and so does the database (with the latest run and batch)."""
     try:
-        async with pool(request).acquire() as conn:
+        async with pool(request).acquire(timeout=HEALTH_TIMEOUT_S) as conn:
             run = await conn.fetchrow(
                 "SELECT run_id, status, started_at, finished_at FROM pub.reconciliation_run "
                 "ORDER BY run_id DESC LIMIT 1")

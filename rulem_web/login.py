@@ -83,7 +83,8 @@ def check_reader(url: str, set_role: str | None = None) -> str:
             why = conn.execute(_CAN_WRITE, {"schemas": list(WRITTEN_SCHEMAS)}).scalar()
             if why:
                 hint = "" if set_role else f", or pass --set-role {READER_GROUP}"
-                raise ReaderError(f"role {role} can write ({why}): serve reads as a "
+                raise ReaderError(f"role {role} can write or reach more than pub ({why}): "
+                                  f"serve reads as a "
                                   f"{READER_GROUP} login only (docs/publishing.md){hint}")
             check_web_schema(conn)
             conn.rollback()

@@ -324,3 +324,24 @@ def test_embedded_default_reads_as_its_own_reader_login(web_server) -> None:
         admin.dispose()
     assert groups == ["rulem_gis"]
     assert "default_transaction_read_only=on" in config
+
+
+def test_healthz_says_503_when_the_database_refuses(web_server) -> None:
+    """Last: it takes the server's login away (its connections ended, logins refused)."""
+    from sqlalchemy.engine import make_url
+
+    user = make_url(web_server.gis_url).username
+    admin = sa.create_engine(web_server.url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f"ALTER ROLE {user} NOLOGIN"))
+            conn.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                 "WHERE usename = :u"), {"u": user})
+        r = get(web_server, "/healthz")
+        with admin.connect() as conn:
+            conn.execute(sa.text(f"ALTER ROLE {user} LOGIN"))
+    finally:
+        admin.dispose()
+    assert r.status_code == 503
+    body = r.json()
+    assert body["status"] == "error" and body["database"] and "\n" not in body["database"]
