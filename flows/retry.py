@@ -9,19 +9,60 @@ Tasks are called through `call()`: inside a Prefect flow run it submits the task
 retries it, and the UI shows each attempt); outside one (`rulem-db reconcile` without a Prefect
 server, tests) it runs the task's function with the same retry policy, so the behaviour does not
 depend on how the flow was started.
+
+The policy (3 retries after 5, 30 and 120 s) can be set per installation with
+RULEM_TASK_RETRIES and RULEM_TASK_RETRY_DELAYS (seconds, comma-separated; the last delay repeats),
+read when the flows are imported: a site whose database restarts slowly lengthens the delays,
+and the end-to-end test shortens them so a run made to fail fails in seconds, not minutes.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-RETRIES = 3
-RETRY_DELAYS: tuple[float, ...] = (5.0, 30.0, 120.0)
+DEFAULT_RETRIES = 3
+DEFAULT_RETRY_DELAYS: tuple[float, ...] = (5.0, 30.0, 120.0)
+RETRIES_VARIABLE = "RULEM_TASK_RETRIES"
+DELAYS_VARIABLE = "RULEM_TASK_RETRY_DELAYS"
+
+
+def retries_from(value: str | None) -> int:
+    """The number of retries RULEM_TASK_RETRIES asks for (default 3); a bad value is refused in
+    one line naming the variable, as a silent default would hide a typo until a night fails."""
+    if value is None or not value.strip():
+        return DEFAULT_RETRIES
+    try:
+        retries = int(value)
+    except ValueError:
+        retries = -1
+    if retries < 0:
+        raise ValueError(f"{RETRIES_VARIABLE}={value!r}: give a whole number of retries, 0 or "
+                         "more")
+    return retries
+
+
+def delays_from(value: str | None) -> tuple[float, ...]:
+    """The delays RULEM_TASK_RETRY_DELAYS asks for (seconds, comma-separated; default 5,30,120)."""
+    if value is None or not value.strip():
+        return DEFAULT_RETRY_DELAYS
+    try:
+        delays = tuple(float(v) for v in value.split(","))
+    except ValueError:
+        delays = (-1.0,)
+    if any(d < 0 for d in delays):
+        raise ValueError(f"{DELAYS_VARIABLE}={value!r}: give seconds, comma-separated (e.g. "
+                         "5,30,120)")
+    return delays
+
+
+RETRIES = retries_from(os.environ.get(RETRIES_VARIABLE))
+RETRY_DELAYS: tuple[float, ...] = delays_from(os.environ.get(DELAYS_VARIABLE))
 
 log = logging.getLogger("rulem_db.flows")
 
