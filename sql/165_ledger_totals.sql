@@ -6,7 +6,8 @@
 -- What is kept (revision 0027): per plan area, per (permit, plan area) and per (parcel, plan
 -- area) the sums by measure of the entries' published acres (coalesce(acres_published,
 -- round(acres, 4)), what the views publish), the plan area's District-project credit and
--- unallocated balance, and the count of entries.
+-- unallocated balance, its count of permits and of parcels in deficit, and the count of
+-- entries.
 -- How: a STATEMENT trigger with a transition table on ledger.entry adds each statement's
 -- entries, grouped by key, to the totals: one row write per key per statement, not per entry,
 -- in the posting transaction, so a reader sees the totals and the entries of the same commits.
@@ -19,7 +20,10 @@
 -- first posted statement to its commit, and the permit and parcel rows are only ever locked
 -- while it is held: they cannot deadlock. Within a statement keys are written in key order
 -- (plan areas, then permits, then parcels), so two statements across plan areas lock in
--- the same order.
+-- the same order. The plan row also counts the permits and parcels in deficit: each
+-- statement moves the counts by the rows whose in_deficit it changed, reading them as they
+-- were in a snapshot taken once it holds the plan row, which no other posting of the plan
+-- area can change before it commits.
 -- Restore: pg_restore (rulem-db restore) loads the totals as data and creates the trigger in
 -- its post-data section, after the entries are loaded, so nothing is counted twice.
 -- A full recompute (a ledger.run of mode 'all') rebuilds the totals from the entries first
@@ -62,59 +66,95 @@ BEGIN
     unallocated_balance = t.unallocated_balance + EXCLUDED.unallocated_balance,
     entries = t.entries + EXCLUDED.entries;
 
-  INSERT INTO ledger.permit_total AS t
-    (permit_id, plan_area_id, impact, required, credit, transfer_in, transfer_out,
-     credit_proposed, credit_constructed, credit_hosted, entries)
-  SELECT d.permit_id, d.plan_area_id,
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'impact'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'required'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_in'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_out'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_proposed'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_constructed'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_hosted'), 0),
-         count(*)
-  FROM (SELECT n.*, coalesce(n.acres_published, round(n.acres, 4)) AS pub
-        FROM new_entries n) d
-  WHERE d.permit_id IS NOT NULL
-  GROUP BY d.permit_id, d.plan_area_id
-  ORDER BY d.permit_id, d.plan_area_id
-  ON CONFLICT (permit_id, plan_area_id) DO UPDATE SET
-    impact = t.impact + EXCLUDED.impact, required = t.required + EXCLUDED.required,
-    credit = t.credit + EXCLUDED.credit, transfer_in = t.transfer_in + EXCLUDED.transfer_in,
-    transfer_out = t.transfer_out + EXCLUDED.transfer_out,
-    credit_proposed = t.credit_proposed + EXCLUDED.credit_proposed,
-    credit_constructed = t.credit_constructed + EXCLUDED.credit_constructed,
-    credit_hosted = t.credit_hosted + EXCLUDED.credit_hosted,
-    entries = t.entries + EXCLUDED.entries;
+  -- The permits' rows, and the plan area's count of them in deficit moved by the rows
+  -- whose in_deficit changed: was reads the rows as they were before this statement (one
+  -- snapshot for the whole statement, taken after the plan row above was locked, so no
+  -- other posting of the plan area can be between).
+  WITH was AS (
+    SELECT x.plan_area_id, x.in_deficit FROM ledger.permit_total x
+    WHERE (x.permit_id, x.plan_area_id) IN (SELECT DISTINCT n.permit_id, n.plan_area_id
+                                            FROM new_entries n WHERE n.permit_id IS NOT NULL)
+  ), up AS (
+    INSERT INTO ledger.permit_total AS t
+      (permit_id, plan_area_id, impact, required, credit, transfer_in, transfer_out,
+       credit_proposed, credit_constructed, credit_hosted, entries)
+    SELECT d.permit_id, d.plan_area_id,
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'impact'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'required'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_in'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_out'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_proposed'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_constructed'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_hosted'), 0),
+           count(*)
+    FROM (SELECT n.*, coalesce(n.acres_published, round(n.acres, 4)) AS pub
+          FROM new_entries n) d
+    WHERE d.permit_id IS NOT NULL
+    GROUP BY d.permit_id, d.plan_area_id
+    ORDER BY d.permit_id, d.plan_area_id
+    ON CONFLICT (permit_id, plan_area_id) DO UPDATE SET
+      impact = t.impact + EXCLUDED.impact, required = t.required + EXCLUDED.required,
+      credit = t.credit + EXCLUDED.credit, transfer_in = t.transfer_in + EXCLUDED.transfer_in,
+      transfer_out = t.transfer_out + EXCLUDED.transfer_out,
+      credit_proposed = t.credit_proposed + EXCLUDED.credit_proposed,
+      credit_constructed = t.credit_constructed + EXCLUDED.credit_constructed,
+      credit_hosted = t.credit_hosted + EXCLUDED.credit_hosted,
+      entries = t.entries + EXCLUDED.entries
+    RETURNING t.plan_area_id, t.in_deficit
+  )
+  UPDATE ledger.plan_total p SET permits_in_deficit = p.permits_in_deficit + c.moved
+  FROM (SELECT x.plan_area_id, sum(x.n) AS moved
+        FROM (SELECT up.plan_area_id, up.in_deficit::integer AS n FROM up
+              UNION ALL
+              SELECT was.plan_area_id, -was.in_deficit::integer FROM was) x
+        GROUP BY x.plan_area_id HAVING sum(x.n) <> 0) c
+  WHERE p.plan_area_id = c.plan_area_id;
 
-  INSERT INTO ledger.parcel_total AS t
-    (parcel_id, plan_area_id, impact, required, credit, transfer_in, transfer_out,
-     credit_proposed, credit_constructed, credit_hosted, entries)
-  SELECT d.parcel_id, d.plan_area_id,
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'impact'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'required'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_in'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_out'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_proposed'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_constructed'), 0),
-         coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_hosted'), 0),
-         count(*)
-  FROM (SELECT n.*, coalesce(n.acres_published, round(n.acres, 4)) AS pub
-        FROM new_entries n) d
-  WHERE d.parcel_id IS NOT NULL
-  GROUP BY d.parcel_id, d.plan_area_id
-  ORDER BY d.parcel_id, d.plan_area_id
-  ON CONFLICT (parcel_id, plan_area_id) DO UPDATE SET
-    impact = t.impact + EXCLUDED.impact, required = t.required + EXCLUDED.required,
-    credit = t.credit + EXCLUDED.credit, transfer_in = t.transfer_in + EXCLUDED.transfer_in,
-    transfer_out = t.transfer_out + EXCLUDED.transfer_out,
-    credit_proposed = t.credit_proposed + EXCLUDED.credit_proposed,
-    credit_constructed = t.credit_constructed + EXCLUDED.credit_constructed,
-    credit_hosted = t.credit_hosted + EXCLUDED.credit_hosted,
-    entries = t.entries + EXCLUDED.entries;
+  -- The parcels' rows, and the plan area's count of them in deficit moved by the rows
+  -- whose in_deficit changed: was reads the rows as they were before this statement (one
+  -- snapshot for the whole statement, taken after the plan row above was locked, so no
+  -- other posting of the plan area can be between).
+  WITH was AS (
+    SELECT x.plan_area_id, x.in_deficit FROM ledger.parcel_total x
+    WHERE (x.parcel_id, x.plan_area_id) IN (SELECT DISTINCT n.parcel_id, n.plan_area_id
+                                            FROM new_entries n WHERE n.parcel_id IS NOT NULL)
+  ), up AS (
+    INSERT INTO ledger.parcel_total AS t
+      (parcel_id, plan_area_id, impact, required, credit, transfer_in, transfer_out,
+       credit_proposed, credit_constructed, credit_hosted, entries)
+    SELECT d.parcel_id, d.plan_area_id,
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'impact'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'required'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_in'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_out'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_proposed'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_constructed'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_hosted'), 0),
+           count(*)
+    FROM (SELECT n.*, coalesce(n.acres_published, round(n.acres, 4)) AS pub
+          FROM new_entries n) d
+    WHERE d.parcel_id IS NOT NULL
+    GROUP BY d.parcel_id, d.plan_area_id
+    ORDER BY d.parcel_id, d.plan_area_id
+    ON CONFLICT (parcel_id, plan_area_id) DO UPDATE SET
+      impact = t.impact + EXCLUDED.impact, required = t.required + EXCLUDED.required,
+      credit = t.credit + EXCLUDED.credit, transfer_in = t.transfer_in + EXCLUDED.transfer_in,
+      transfer_out = t.transfer_out + EXCLUDED.transfer_out,
+      credit_proposed = t.credit_proposed + EXCLUDED.credit_proposed,
+      credit_constructed = t.credit_constructed + EXCLUDED.credit_constructed,
+      credit_hosted = t.credit_hosted + EXCLUDED.credit_hosted,
+      entries = t.entries + EXCLUDED.entries
+    RETURNING t.plan_area_id, t.in_deficit
+  )
+  UPDATE ledger.plan_total p SET parcels_in_deficit = p.parcels_in_deficit + c.moved
+  FROM (SELECT x.plan_area_id, sum(x.n) AS moved
+        FROM (SELECT up.plan_area_id, up.in_deficit::integer AS n FROM up
+              UNION ALL
+              SELECT was.plan_area_id, -was.in_deficit::integer FROM was) x
+        GROUP BY x.plan_area_id HAVING sum(x.n) <> 0) c
+  WHERE p.plan_area_id = c.plan_area_id;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ledger.entry_totals() IS
@@ -149,6 +189,18 @@ LANGUAGE sql STABLE AS $$
          sum(CASE e.entry_kind WHEN 'credit' THEN e.acres WHEN 'debit' THEN -e.acres END)
   FROM e WHERE e.parcel_id IS NULL AND e.entry_kind <> 'memo' GROUP BY e.plan_area_id
   UNION ALL
+  SELECT 'plan', x.plan_area_id, NULL, x.what, count(*)
+  FROM (SELECT e.plan_area_id, 'parcels_in_deficit' AS what
+        FROM e WHERE e.parcel_id IS NOT NULL GROUP BY e.plan_area_id, e.parcel_id
+        HAVING round(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres
+                                           WHEN 'debit' THEN -e.acres ELSE 0 END), 4) < 0
+        UNION ALL
+        SELECT e.plan_area_id, 'permits_in_deficit'
+        FROM e WHERE e.permit_id IS NOT NULL GROUP BY e.plan_area_id, e.permit_id
+        HAVING round(sum(CASE e.entry_kind WHEN 'credit' THEN e.acres
+                                           WHEN 'debit' THEN -e.acres ELSE 0 END), 4) < 0) x
+  GROUP BY x.plan_area_id, x.what
+  UNION ALL
   SELECT 'permit', e.plan_area_id, e.permit_id, e.measure, sum(e.acres)
   FROM e WHERE e.permit_id IS NOT NULL GROUP BY e.plan_area_id, e.permit_id, e.measure
   UNION ALL
@@ -163,7 +215,8 @@ LANGUAGE sql STABLE AS $$
 $$;
 COMMENT ON FUNCTION ledger.totals_from_entries() IS
   'The figures ledger.plan_total, permit_total and parcel_total should hold, summed from the '
-  'entries (published acres), one row per level, plan area, key and measure (or entries).';
+  'entries (published acres), one row per level, plan area, key and measure (or entries, '
+  'parcels_in_deficit, permits_in_deficit: counts).';
 
 -- The totals as stored, in the same shape.
 CREATE OR REPLACE FUNCTION ledger.totals_stored()
@@ -175,7 +228,9 @@ LANGUAGE sql STABLE AS $$
     ('credit', t.credit), ('transfer_in', t.transfer_in), ('transfer_out', t.transfer_out),
     ('credit_proposed', t.credit_proposed), ('credit_constructed', t.credit_constructed),
     ('credit_hosted', t.credit_hosted), ('district_project_credit', t.district_project_credit),
-    ('unallocated_balance', t.unallocated_balance), ('entries', t.entries::numeric))
+    ('unallocated_balance', t.unallocated_balance), ('entries', t.entries::numeric),
+    ('parcels_in_deficit', t.parcels_in_deficit::numeric),
+    ('permits_in_deficit', t.permits_in_deficit::numeric))
     AS m(measure, acres)
   UNION ALL
   SELECT x.level, x.plan_area_id, x.key_id, m.measure, m.acres
@@ -214,7 +269,8 @@ $$;
 COMMENT ON FUNCTION ledger.totals_drift() IS
   'Consistency check of the kept totals: every (level, plan area, key, measure) where '
   'ledger.plan_total, permit_total or parcel_total differs from the sum of the entries '
-  '(published acres; measure ''entries'': the count). Empty when the totals are right.';
+  '(published acres; entries, parcels_in_deficit, permits_in_deficit: counts). Empty when '
+  'the totals are right.';
 
 CREATE OR REPLACE FUNCTION ledger.rebuild_totals() RETURNS bigint
 LANGUAGE plpgsql SET jit = off SET work_mem = '64MB' AS $$
@@ -235,7 +291,7 @@ BEGIN
   INSERT INTO pg_temp.ledger_totals_rebuild SELECT * FROM ledger.totals_from_entries();
   INSERT INTO ledger.plan_total (plan_area_id, impact, required, credit, transfer_in,
     transfer_out, credit_proposed, credit_constructed, credit_hosted, district_project_credit,
-    unallocated_balance, entries)
+    unallocated_balance, entries, parcels_in_deficit, permits_in_deficit)
   SELECT r.plan_area_id,
          coalesce(sum(r.acres) FILTER (WHERE r.measure = 'impact'), 0),
          coalesce(sum(r.acres) FILTER (WHERE r.measure = 'required'), 0),
@@ -247,7 +303,9 @@ BEGIN
          coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_hosted'), 0),
          coalesce(sum(r.acres) FILTER (WHERE r.measure = 'district_project_credit'), 0),
          coalesce(sum(r.acres) FILTER (WHERE r.measure = 'unallocated_balance'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'entries'), 0)::bigint
+         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'entries'), 0)::bigint,
+         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'parcels_in_deficit'), 0)::bigint,
+         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'permits_in_deficit'), 0)::bigint
   FROM pg_temp.ledger_totals_rebuild r WHERE r.level = 'plan'
   GROUP BY r.plan_area_id;
   INSERT INTO ledger.permit_total (permit_id, plan_area_id, impact, required, credit,

@@ -297,10 +297,7 @@ BEGIN
            round(m.district, 4)::numeric(12,4) AS district_project_credit_acres,
            round(m.unallocated, 4)::numeric(12,4) AS unallocated_balance_acres,
            round(m.credit - m.required, 4)::numeric(12,4) AS balance_acres, %2$s AS status,
-           (SELECT count(*) FROM ledger.parcel_total x
-            WHERE x.plan_area_id = pa.plan_area_id AND x.in_deficit) AS parcels_in_deficit,
-           (SELECT count(*) FROM ledger.permit_total x
-            WHERE x.plan_area_id = pa.plan_area_id AND x.in_deficit) AS permits_in_deficit,
+           m.parcels_in_deficit, m.permits_in_deficit,
            (SELECT ST_Multi(ST_Union(c.geom ORDER BY c.version_id))
             FROM core.cwmp_area c
             WHERE c.plan_area_id = pa.plan_area_id AND c.valid_from <= 'infinity'::timestamptz
@@ -309,7 +306,11 @@ BEGIN
     FROM core.plan_area pa
     CROSS JOIN LATERAL (SELECT %1$s,
                                coalesce(sum(t.district_project_credit), 0) AS district,
-                               coalesce(sum(t.unallocated_balance), 0) AS unallocated
+                               coalesce(sum(t.unallocated_balance), 0) AS unallocated,
+                               coalesce(sum(t.parcels_in_deficit), 0)::bigint
+                                 AS parcels_in_deficit,
+                               coalesce(sum(t.permits_in_deficit), 0)::bigint
+                                 AS permits_in_deficit
                         FROM ledger.plan_total t WHERE t.plan_area_id = pa.plan_area_id) m$t$,
     tsums, status, srid);
 

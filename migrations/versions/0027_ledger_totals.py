@@ -8,9 +8,11 @@ area, per (permit, plan area) and per (parcel, plan area), holding the sums by m
 entries' published acres (coalesce(acres_published, round(acres, 4)), what the views
 publish). The history queries (pub.*_balance_at, *_as_of) stay sums of the entries.
 
-in_deficit (stored, generated) with a partial index lets the plan row count the permits and
-parcels in deficit without reading them all. This revision fills the totals from the entries
-already posted; the SQL files after it install the trigger and the views.
+The plan row also keeps how many permits and parcels are in deficit (the trigger moves the
+counts as in_deficit, stored and generated, changes on the rows it writes): counting them at
+read time cost milliseconds and grew with the dead row versions the updates leave. This
+revision fills the totals from the entries already posted; the SQL files after it install the
+trigger and the views.
 
 Revision ID: 0027
 Revises: 0026
@@ -66,8 +68,6 @@ def _owner_table(name: str, key: str, key_doc: str, what: str) -> None:
                 "acres), kept by the statement trigger ledger.entry_totals (sql/165) in the "
                 "posting transaction; pub.*_balance reads them. ledger.totals_drift() compares "
                 "them with the entries.")
-    op.create_index(f"ix_{name}_deficit", name, ["plan_area_id"], schema="ledger",
-                    postgresql_where=sa.text("in_deficit"))
 
 
 FILL = """
@@ -99,6 +99,12 @@ def upgrade() -> None:
         sa.Column("unallocated_balance", sa.Numeric(), nullable=False, server_default="0",
                   comment="Balance (credits minus debits) of the entries on no parcel."),
         _entries_column(),
+        sa.Column("parcels_in_deficit", sa.BigInteger(), nullable=False, server_default="0",
+                  comment="Parcels whose balance is below zero at 4 decimals "
+                          "(ledger.parcel_total.in_deficit)."),
+        sa.Column("permits_in_deficit", sa.BigInteger(), nullable=False, server_default="0",
+                  comment="Permits whose balance is below zero at 4 decimals "
+                          "(ledger.permit_total.in_deficit)."),
         sa.PrimaryKeyConstraint("plan_area_id", name="pk_plan_total"),
         schema="ledger",
         comment="Sums by measure of each plan area's ledger entries (published acres), kept by "
@@ -114,6 +120,11 @@ def upgrade() -> None:
           "END) FILTER (WHERE e.parcel_id IS NULL), 0),")
     _fill("permit_total", "permit_id, plan_area_id", "e.permit_id IS NOT NULL")
     _fill("parcel_total", "parcel_id, plan_area_id", "e.parcel_id IS NOT NULL")
+    op.execute("UPDATE ledger.plan_total t SET "
+               "parcels_in_deficit = (SELECT count(*) FROM ledger.parcel_total x "
+               "WHERE x.plan_area_id = t.plan_area_id AND x.in_deficit), "
+               "permits_in_deficit = (SELECT count(*) FROM ledger.permit_total x "
+               "WHERE x.plan_area_id = t.plan_area_id AND x.in_deficit)")
 
 
 def downgrade() -> None:

@@ -283,6 +283,14 @@ def _totals(md: sa.MetaData) -> None:
                   server_default=sa.text("0"),
                   comment="Balance (credits minus debits) of the entries on no parcel."),
         _entries_column(),
+        sa.Column("parcels_in_deficit", sa.BigInteger, nullable=False,
+                  server_default=sa.text("0"),
+                  comment="Parcels whose balance is below zero at 4 decimals "
+                          "(ledger.parcel_total.in_deficit)."),
+        sa.Column("permits_in_deficit", sa.BigInteger, nullable=False,
+                  server_default=sa.text("0"),
+                  comment="Permits whose balance is below zero at 4 decimals "
+                          "(ledger.permit_total.in_deficit)."),
         schema="ledger",
         comment="Sums by measure of each plan area's ledger entries (published acres), "
                 + kept.replace("pub.*_balance", "pub.plan_balance"),
@@ -301,8 +309,6 @@ def _totals(md: sa.MetaData) -> None:
                                   "< 0", persisted=True),
                       comment="Balance (credit + transfer_in - required - transfer_out) below "
                               "zero at 4 decimals: what pub.plan_balance counts."),
-            sa.Index(f"ix_{name}_deficit", "plan_area_id",
-                     postgresql_where=sa.text("in_deficit")),
             schema="ledger",
             comment=f"Sums by measure of the ledger entries of each {what} and plan area "
                     "(published acres), " + kept,
