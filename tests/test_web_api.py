@@ -19,6 +19,8 @@ import pytest
 import sqlalchemy as sa
 from web_server import (
     ROOT,
+    start_serve,
+    stop_serve,
     web_server_fixture,  # noqa: F401  (provides `web_server`)
 )
 
@@ -270,6 +272,21 @@ def test_serve_refuses_a_login_that_can_write(web_server) -> None:
     assert out.returncode == 1
     assert "can write" in out.stderr and "superuser" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_wider_login_serves_after_set_role_to_rulem_gis(web_server, tmp_path) -> None:
+    """--set-role rulem_gis: a login that could write serves, switched to the reader on every
+    connection, and sees exactly what rulem_gis sees."""
+    proc, base, _ = start_serve(web_server.url, tmp_path / "serve.log",
+                                ("--set-role", "rulem_gis"))
+    try:
+        wide = {c["id"] for c in httpx.get(base + "/collections", params={"limit": 1000},
+                                           timeout=60).json()["collections"]}
+    finally:
+        stop_serve(proc)
+    ours = {c["id"] for c in get(web_server, "/collections",
+                                 params={"limit": 1000}).json()["collections"]}
+    assert wide == ours
 
 
 def test_etag_revalidates_until_an_ingest_changes_the_layer(web_server, demo_template,
