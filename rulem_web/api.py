@@ -176,7 +176,7 @@ async def permits(request: Request) -> JSONResponse:
     like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     sql = f"""
     SELECT p.permit_no, {BBOX.format(g='b.g')} AS bbox
-    FROM (SELECT permit_no FROM pub.permit_balance WHERE permit_no ILIKE $1
+    FROM (SELECT permit_no FROM pub.permit WHERE permit_no ILIKE $1
           ORDER BY (permit_no NOT ILIKE $2), permit_no LIMIT 20) p
     LEFT JOIN LATERAL (
       SELECT ST_Transform(ST_Envelope(ST_Collect(geom)), 4326) AS e, ST_Collect(geom) AS g
