@@ -88,12 +88,23 @@ def make_parcels(n: int, changed_share: float = 0.0, seed: int = 1, first: int =
     }, geometry=geoms, crs="EPSG:26915")
 
 
-def write_parcels(path: Path, n: int, piece: int = 500_000) -> None:
+PIECE = 500_000  # polygons made and written at a time
+
+
+def write_parcels(path: Path, n: int, piece: int = PIECE) -> None:
     """make_parcels(n) as a GeoPackage layer `parcel`, written piece by piece (appended), so
     the harness never holds more than `piece` polygons."""
     for first in range(0, n, piece):
         make_parcels(n, first=first, count=piece).to_file(
             path, layer="parcel", driver="GPKG", engine="pyogrio", append=first > 0)
+
+
+def parcels_as_written(n: int, piece: int = PIECE) -> gpd.GeoDataFrame:
+    """The parcels write_parcels(path, n) writes, in one frame (each piece draws its land uses
+    from its own generator, so make_parcels(n) in one piece differs beyond the first)."""
+    frames = [make_parcels(n, first=first, count=piece) for first in range(0, n, piece)]
+    return frames[0] if len(frames) == 1 else gpd.GeoDataFrame(
+        pd.concat(frames, ignore_index=True), geometry="geometry", crs=frames[0].crs)
 
 
 def make_redelivery(first: gpd.GeoDataFrame) -> tuple[gpd.GeoDataFrame, dict[str, int]]:

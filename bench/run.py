@@ -8,8 +8,9 @@ files: `bench/run.py --latest` prints their tables. (The files named <YYYY-MM-DD
 section per run, are the history from before.)
 
     env -u PYTHONDONTWRITEBYTECODE .venv/bin/python bench/run.py --size county
-        [--only ingest,recompute,nightly,latency] [--fresh] [--keep] [--seed 0.42]
-        [--repeat 3] [--nightly-budget 600] [--results DIR | --no-results] [--latest]
+        [--only ingest,recompute,nightly,latency,web,standby] [--standby URL] [--fresh]
+        [--keep] [--seed 0.42] [--repeat 3] [--nightly-budget 600]
+        [--results DIR | --no-results] [--latest]
 
 Sizes: `plan` (50 parcels: a smoke test of the harness, seconds), `county` (100,320 parcels,
 30,000 wetlands, 2,000 permits; a 100,000-polygon ingest file), `state` (1,000,000 parcels,
@@ -44,7 +45,11 @@ Figures:
 7. peak RSS of the ingest process for a file 10 x larger vs the N-polygon one (target: flat,
    at most 1.2 x); the larger file is capped at what one delivery may hold (etl.limits: 5
    million features, 2 GB), which ingest would refuse before reading: at `state` it holds
-   5,000,000 polygons, not 10,000,000 (said in the results' notes).
+   5,000,000 polygons, not 10,000,000 (said in the results' notes);
+8. `web`: bench/web.py, `rulem-db serve` under 8 concurrent HTTP clients (a z14 tile and a
+   balance by PIN) beside the same SQL (targets: tile p95 < 50 ms, balance p95 < 20 ms);
+9. `standby` (only with --standby URL, a hot standby made by `rulem-db db standby create`):
+   bench/load.py --standby, readers on the standby during a full recompute on the primary.
 
 The generated plan area (bench/recompute.py's generator at the size's parameters, in SQL) is
 kept as the template database rulem_bench_run_<size>_src and cloned for each run; --fresh
@@ -55,7 +60,10 @@ generates it again. Every scratch database is named rulem_bench_run_* and droppe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import io
+import os
 import re
 import shutil
 import statistics
@@ -79,7 +87,8 @@ from bench import common  # noqa: E402
 from bench.common import Row, Size, timed  # noqa: E402
 from rulem_db import db, ledger  # noqa: E402
 
-SECTIONS = ("ingest", "recompute", "nightly", "latency")
+SECTIONS = ("ingest", "recompute", "nightly", "latency", "web", "standby")
+DEFAULT_SECTIONS = ("ingest", "recompute", "nightly", "latency", "web")  # standby: --standby
 RESULTS = ROOT / "bench" / "results"
 FLAT_MEMORY = 1.2   # "memory must not grow with file size": at most 20 % more for 10 x the file
 GEOPANDAS_TARGET = 8.0  # full recompute vs geopandas, reading from PostGIS included (issue 21)
@@ -166,7 +175,7 @@ def bench_ingest(run: Run) -> None:
     timed(f"write the {n:,}-polygon GeoPackage", lambda: ingest_bench.write_parcels(gpkg, n))
 
     def redelivery() -> dict[str, int]:
-        frame, made = ingest_bench.make_redelivery(ingest_bench.make_parcels(n))
+        frame, made = ingest_bench.make_redelivery(ingest_bench.parcels_as_written(n))
         frame.to_file(again, layer="parcel", driver="GPKG", engine="pyogrio")
         return made
 
@@ -497,6 +506,54 @@ def bench_latency(run: Run, url: str) -> None:
                              f"{(eight.errors + one.errors)[0]}")
 
 
+# -- 8 and 9: the web service and a hot standby (the web-server and standby helpers' scripts) --
+
+def bench_web(run: Run, url: str) -> None:
+    """bench/web.py: `rulem-db serve` under 8 concurrent HTTP clients (a z14 tile of
+    pub.parcel_balance and a balance by PIN), beside the same SQL; its own lines printed,
+    one PASS/MISS row for both of its p95 targets."""
+    from bench import web as web_bench
+
+    print("\nweb: rulem-db serve, 8 concurrent HTTP clients beside the same SQL (bench/web.py)")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ok = web_bench.run(url, clients=8, requests=400)
+    print(printed.getvalue().rstrip())
+    measured = [" ".join(ln.split()) for ln in printed.getvalue().splitlines()
+                if " queries " in ln or "target" in ln]
+    run.notes.append("bench/web.py: " + "; ".join(measured))
+    run.rows.append(Row(
+        "web: z14 tile and balance by PIN through HTTP, 8 clients (bench/web.py)",
+        "in the notes", "the same SQL, 8 clients",
+        "", f"tile p95 < {web_bench.TILE_TARGET_MS:g} ms, balance p95 < "
+        f"{web_bench.BALANCE_TARGET_MS:g} ms", ok))
+
+
+def bench_standby(run: Run, standby_url: str) -> None:
+    """bench/load.py --standby URL in a child process: read latency on a hot standby of the
+    cluster during a full recompute on the primary, beside the primary's (it clones the kept
+    plan area itself); its table printed, its exit status the row's verdict."""
+    print("\nstandby: bench/load.py --standby (readers on a hot standby during a full "
+          "recompute on the primary)")
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "load.py"), "--size",
+                          run.size.name, "--standby", standby_url], capture_output=True,
+                         text=True, env=env)
+    seconds = time.perf_counter() - started
+    print(out.stdout.rstrip())
+    if out.returncode not in (0, 1):
+        print(out.stderr.strip()[-2000:])
+    tail = [ln.strip() for ln in out.stdout.splitlines() if ln.strip()][-6:]
+    run.notes.append("bench/load.py --standby: " + " | ".join(tail))
+    run.rows.append(Row(
+        "readers on a hot standby during a full recompute (bench/load.py --standby)",
+        "see notes", "the same readers on the primary", "", "kept answering",
+        out.returncode == 0))
+    print(f"  bench/load.py --standby {seconds:.0f} s, exit status {out.returncode}")
+
+
 def _sizes(url: str) -> str:
     """The plan area database's size and its largest tables, for docs/scaling.md."""
     with db.connect(url) as conn:
@@ -639,8 +696,12 @@ def main(argv: list[str] | None = None, results: Path | None = None) -> int:
     leaves bench/results to the runs people make on purpose."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--size", choices=sorted(common.SIZES), default="plan")
-    parser.add_argument("--only", default=",".join(SECTIONS),
-                        help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    parser.add_argument("--only", default=None,
+                        help=f"comma-separated sections: {', '.join(SECTIONS)} (default: "
+                             f"{', '.join(DEFAULT_SECTIONS)}, and standby with --standby)")
+    parser.add_argument("--standby", metavar="URL",
+                        help="a hot standby of the cluster (rulem-db db standby create): "
+                             "run the standby section (bench/load.py --standby URL)")
     parser.add_argument("--fresh", action="store_true",
                         help="generate the plan area again even if its template exists")
     parser.add_argument("--keep", action="store_true", help="keep the scratch databases")
@@ -663,11 +724,15 @@ def main(argv: list[str] | None = None, results: Path | None = None) -> int:
     if args.latest:
         print(quote_latest(args.results or RESULTS), end="")
         return 0
-    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    only = args.only or ",".join(DEFAULT_SECTIONS + (("standby",) if args.standby else ()))
+    sections = [s.strip() for s in only.split(",") if s.strip()]
     unknown = set(sections) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown section(s) {', '.join(sorted(unknown))}: choose from "
                      f"{', '.join(SECTIONS)}")
+    if "standby" in sections and not args.standby:
+        parser.error("the standby section needs --standby URL (a hot standby of the cluster: "
+                     "rulem-db db standby create)")
     size = common.SIZES[args.size]
     run = Run(size, Path(tempfile.mkdtemp(prefix="rulem-bench-run-")), args.keep, args.seed)
     started = time.perf_counter()
@@ -679,7 +744,7 @@ def main(argv: list[str] | None = None, results: Path | None = None) -> int:
     try:
         if "ingest" in sections:
             bench_ingest(run)
-        if {"recompute", "nightly", "latency"} & set(sections):
+        if {"recompute", "nightly", "latency", "web"} & set(sections):
             print(f"\nplan area: {common.PREFIX}_{size.name}_src as the template")
             gen, (url, generated) = timed(
                 "clone the generated plan area (or generate it in SQL)",
@@ -695,11 +760,16 @@ def main(argv: list[str] | None = None, results: Path | None = None) -> int:
                 bench_nightly(run, url, args.nightly_budget)
             if "latency" in sections or "nightly" in sections:
                 run.notes.append(_sizes(url))
+            if {"latency", "web"} & set(sections) and not {"nightly", "recompute"} & set(
+                    sections):
+                timed("full recompute (fills the ledger)",
+                      lambda: ledger.recompute(url, all=True))
             if "latency" in sections:
-                if "nightly" not in sections and "recompute" not in sections:
-                    timed("full recompute (fills the ledger)",
-                          lambda: ledger.recompute(url, all=True))
                 bench_latency(run, url)
+            if "web" in sections:
+                bench_web(run, url)
+        if "standby" in sections:
+            bench_standby(run, args.standby)
     finally:
         if not run.keep:
             for name in run.databases:
