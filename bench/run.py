@@ -305,8 +305,11 @@ def bench_recompute(run: Run, url: str, repeat: int) -> None:
     from bench import recompute as ledger_bench
 
     print("\nrecompute: the ledger on the generated plan area")
-    read_s, layers = timed("geopandas: read the layers from PostGIS",
-                           lambda: ledger_bench.read_layers(url))
+    read_s, read_cpu, layers = ledger_bench.timed_read_layers(url)
+    print(f"  {'geopandas: read the layers from PostGIS (read_postgis)':<64} {read_s:9.2f} s "
+          f"(its CPU {read_cpu:.2f} s)", flush=True)
+    run.notes.append(f"geopandas' reading of the layers from PostGIS: {read_s:.2f} s wall, "
+                     f"{read_cpu:.2f} s of the Python process's CPU")
     name = make_url(url).database
     pristine = run.database("plan_area_pristine")  # an empty ledger for each repetition
     common.create_database(pristine, name)
