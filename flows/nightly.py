@@ -263,6 +263,7 @@ def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_
                 files = ingest_items(url, plan, run_id, places, settle_seconds) if places else []
                 ledger = call(recompute_ledger, url, full_recompute)
                 _log(f"recompute: {ledger.text}")
+                _read_parcels_ahead(url, run_id, plan)
                 checks = call(run_rule_checks, url, plan.code, full_recompute)
                 _log(f"checks: run {checks.check_run_id}, {checks.findings} findings")
                 call(compare_with_previous_run, url, run_id, ledger.ledger_run_id,
@@ -273,6 +274,7 @@ def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_
                             message)
                 runs.finish(url, run_id, status, message, str(html.parent))
             except BaseException as exc:
+                _forget_parcels_ahead(url, run_id)
                 _close_failed(url, run_id, exc)
                 raise
         summary = _summary(url, run_id, files, html)
@@ -285,6 +287,28 @@ def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_
         except Exception as exc:  # the run is done and recorded; the UI copy is a courtesy
             get_run_logger().warning("could not publish the artifacts: %s", exc)
     return summary
+
+
+def _read_parcels_ahead(url: str, run_id: int, plan: runs.PlanArea) -> None:
+    """When the balances moved since the previous run (its report will show every parcel),
+    read the parcel layer in a thread while the checks keep the database busy: the report
+    takes it if the snapshot saw the same balances (rulem_db.reports.prefetch). A courtesy:
+    any failure here leaves the report to read the parcels itself."""
+    from rulem_db.reports import prefetch
+
+    try:
+        with dbmod.connect(url) as conn:
+            moved = prefetch.balances_moved(conn, run_id)
+        if moved:
+            prefetch.start(url, run_id, plan.plan_area_id)
+    except Exception as exc:  # never fails the run
+        runs_logger().warning("run %s: parcels not read ahead: %s", run_id, exc)
+
+
+def _forget_parcels_ahead(url: str, run_id: int) -> None:
+    from rulem_db.reports import prefetch
+
+    prefetch.discard(url, run_id)
 
 
 def _path(value: str | Path | None) -> Path | None:

@@ -141,3 +141,28 @@ def test_report_files_equal_a_full_nights(nights):
         # finding_id is each database's own sequence; everything else must match row for row
         x, y = x.drop(columns="finding_id"), y.drop(columns="finding_id")
         assert len(x) and x.equals(y), name
+
+
+def test_parcels_read_ahead_are_used_only_when_the_snapshot_saw_them(nights):
+    """The report's parcel layer read while the checks ran (rulem_db.reports.prefetch) is the
+    one it would read itself, and is refused when the balances moved after it was read."""
+    from rulem_db.reports import prefetch
+    from rulem_db.reports.run import read_parcel_frame
+
+    url, summary = nights["incremental"]
+    eng = sa.create_engine(url, poolclass=NullPool)
+    try:
+        with eng.connect() as conn:
+            plan, state = conn.execute(sa.text(
+                "SELECT plan_area_id, balance_state FROM ops.run WHERE run_id = :r"),
+                {"r": summary.run_id}).one()
+            own = read_parcel_frame(conn, plan)
+    finally:
+        eng.dispose()
+    ahead = prefetch.read_parcels(url, plan)
+    assert ahead.state == state and len(own) and ahead.frame.equals(own)
+    prefetch.start(url, -1, plan)
+    assert prefetch.take(url, -1, state).equals(own)
+    prefetch.start(url, -2, plan)
+    assert prefetch.take(url, -2, {**state, "entries": -1}) is None  # moved since: read again
+    assert prefetch.take(url, -3, state) is None  # none started

@@ -113,7 +113,15 @@ def _read_geo(conn: sa.Connection, sql: str, params: dict[str, Any]) -> gpd.GeoD
     return gpd.GeoDataFrame(frame, geometry="geom", crs=crs)
 
 
-def _read(conn: sa.Connection, run_id: int) -> _Data:
+def read_parcel_frame(conn: sa.Connection, plan_area_id: int) -> gpd.GeoDataFrame:
+    """Every current parcel of the plan area with its balance, by PIN (the CSV's rows and the
+    maps' parcels)."""
+    return _read_geo(
+        conn, f"SELECT {', '.join(PARCEL_COLUMNS)}, ST_AsEWKB(geom) AS geom "
+        "FROM pub.parcel_balance WHERE plan_area_id = :p ORDER BY pin", {"p": plan_area_id})
+
+
+def _read(conn: sa.Connection, run_id: int, url: str) -> _Data:
     run = _rows(conn, "SELECT r.*, pa.code AS plan_code, pa.name AS plan_name FROM ops.run r "
                 "JOIN core.plan_area pa USING (plan_area_id) WHERE r.run_id = :r", r=run_id)[0]
     previous = None
@@ -121,9 +129,12 @@ def _read(conn: sa.Connection, run_id: int) -> _Data:
         previous = _rows(conn, "SELECT * FROM ops.run WHERE run_id = :r",
                          r=run["previous_run_id"])[0]
     plan = run["plan_area_id"]
-    parcels = _read_geo(
-        conn, f"SELECT {', '.join(PARCEL_COLUMNS)}, ST_AsEWKB(geom) AS geom "
-        "FROM pub.parcel_balance WHERE plan_area_id = :p ORDER BY pin", {"p": plan})
+    from rulem_db.reports import prefetch
+
+    # read ahead while the checks ran (flows.nightly), when it saw what the snapshot saw
+    parcels = prefetch.take(url, run_id, run["balance_state"])
+    if parcels is None:
+        parcels = read_parcel_frame(conn, plan)
     finding_geo = _read_geo(conn, (
         "SELECT f.finding_id, f.paragraph, f.check_code, f.severity, pf.feature_key AS "
         "permit_no, core.pin_display(coalesce(pc.pin, cf.feature_key)) AS pin, f.feature_id, "
@@ -177,8 +188,11 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
     with dbmod.connect(url) as conn:
         same = _same_report(conn, run_id, status)
         if same is not None:
+            from rulem_db.reports import prefetch
+
+            prefetch.discard(url, run_id)
             return _write_same_report(conn, run_id, reports, status, message, same)
-        data = _read(conn, run_id)
+        data = _read(conn, run_id, url)
     from rulem_db.reports.map import balance_map
 
     folder = folder_for(reports, data.run)
