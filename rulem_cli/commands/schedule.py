@@ -6,6 +6,11 @@ pause_on_shutdown=False, so stopping this process (SIGTERM from systemd or docke
 schedule active on the server, which keeps creating the nightly runs; when the process is back
 (systemd Restart=always, compose restart: unless-stopped) it registers the deployment again and
 runs what came due while it was down (late runs), one at a time.
+
+With --work-pool POOL it serves nothing: it registers the inbox ingest as a deployment of the
+Prefect process work pool POOL (created when missing) and exits; workers started with
+`prefect worker start --pool POOL` (RULEM_DATABASE_URL in their environment) then run ingests,
+one per worker at a time, so two workers load two plan areas' deliveries at once (flows.deploy).
 """
 
 from __future__ import annotations
@@ -33,6 +38,10 @@ names a PostgreSQL database) and point the schedule at it:
   export PREFECT_API_URL=http://127.0.0.1:4200/api
   rulem-db schedule --inbox /srv/rulem/inbox --reports /srv/rulem/reports
 
+--work-pool POOL registers the inbox ingest in a process work pool instead (then start
+workers: RULEM_DATABASE_URL=... prefect worker start --pool POOL --limit 1, one per ingest
+to run at once; a run names its plan_area and inbox).
+
 --dry-run needs no server. As services (systemd units, Docker Compose) and with Prefect's
 state in PostgreSQL: docs/operations.md, section 6."""
 
@@ -58,6 +67,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--settle-seconds", type=float, default=300.0,
                    help="leave inbox files younger than this for the next run, as they may "
                         "still be copying (default: %(default)s)")
+    p.add_argument("--work-pool", metavar="POOL", default=None,
+                   help="register the inbox ingest as a deployment of the process work pool "
+                        "POOL (created when missing) for workers to run, and exit: serves "
+                        "no nightly")
     p.add_argument("--dry-run", action="store_true",
                    help="print the deployment and its next runs, serve nothing")
     p.set_defaults(func=run)
@@ -111,7 +124,31 @@ def build_deployment(args: argparse.Namespace) -> Any:
         entrypoint_type=EntrypointType.MODULE_PATH)
 
 
+def deploy_to_pool(args: argparse.Namespace) -> int:
+    """--work-pool: register the ingest deployment in the pool (or show it with --dry-run)."""
+    from flows import deploy
+    from flows.nightly import prefect_configured
+
+    name = args.name if args.name != DEFAULT_NAME else deploy.DEFAULT_NAME
+    if args.dry_run:
+        print(f"deployment ingest_inbox/{name} in process work pool {args.work_pool}; "
+              f"workers: {deploy.worker_command(args.work_pool)}")
+        return 0
+    if not prefect_configured():
+        raise RuntimeError("PREFECT_API_URL is not set: a work pool lives on a Prefect server "
+                           "(rulem-db schedule --help)")
+    deployment_id, created = deploy.deploy_ingest(args.work_pool, name)
+    made = "created the process work pool" if created else "process work pool"
+    print(f"{made} {args.work_pool}; deployment ingest_inbox/{name} ({deployment_id})")
+    print(f"start workers (one per ingest to run at once): {deploy.worker_command(args.work_pool)}")
+    print(f"run one: prefect deployment run ingest_inbox/{name} --param plan_area=CODE "
+          "--param inbox=/path/to/inbox")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.work_pool:
+        return deploy_to_pool(args)
     deployment = build_deployment(args)
     if args.dry_run:
         print(f"deployment nightly_reconciliation/{deployment.name}: cron {args.cron!r} in "
