@@ -291,18 +291,18 @@ def _task_runs(client: httpx.Client, flow_run_id: str) -> dict[str, dict]:
     return {t["name"]: t for t in found.json()}
 
 
-def _wait_for_lock_wait(url: str, holder_pid: int) -> None:
-    """Until a session of the flow waits on the lock the test holds (the recompute's first
-    statement), so the cut comes mid-run, after the run record was written."""
+def _wait_for_lock_wait(url: str, holder_pid: int) -> str:
+    """Until a session of the flow waits on the lock the test holds (the recompute reads the
+    change queue first), so the cut comes mid-run, after the run record was written; returns
+    the waiting statement."""
     deadline = time.monotonic() + RUN_SECONDS
     with sa.create_engine(url, poolclass=sa.pool.NullPool).connect() as conn:
         while time.monotonic() < deadline:
             waiting = conn.execute(sa.text(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND wait_event_type = 'Lock' AND pid <> :h "
-                "AND query LIKE '%ledger.change_queue%'"), {"h": holder_pid}).scalar_one()
+                "SELECT query FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND pid <> :h"), {"h": holder_pid}).scalar()
             if waiting:
-                return
+                return waiting
             conn.rollback()
             time.sleep(0.2)
     pytest.fail("no run reached the recompute")
@@ -316,7 +316,7 @@ def test_run_cut_off_mid_run_retries_fails_then_next_succeeds(served: Served) ->
             conn.exec_driver_sql("LOCK TABLE ledger.change_queue IN ACCESS EXCLUSIVE MODE")
             holder_pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
             failing = _start_run(client, served.deployment_id)
-            _wait_for_lock_wait(served.url, holder_pid)
+            waiting = _wait_for_lock_wait(served.url, holder_pid)
             served.proxy.cut()  # the database "stops" for the run
         finally:
             conn.rollback()
@@ -327,7 +327,7 @@ def test_run_cut_off_mid_run_retries_fails_then_next_succeeds(served: Served) ->
         finally:
             served.proxy.restore()
         state = run["state"]
-        assert state["type"] == "FAILED", _tail(served.log)
+        assert state["type"] == "FAILED", f"cut while waiting in {waiting}\n{_tail(served.log)}"
         assert "OperationalError" in state["message"]
         assert re.search(r"Connection refused|closed the connection", state["message"]), \
             state["message"]
