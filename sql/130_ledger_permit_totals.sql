@@ -42,6 +42,10 @@ RETURNS TABLE (
 LANGUAGE plpgsql STABLE
 SET plan_cache_mode = force_generic_plan  -- planned once per session, not once per chunk
 SET work_mem = '64MB'  -- a chunk's pieces and geometries: 4 MB spilled 29 MB to disk a county
+SET jit = off  -- its generic plan's cost grows with the tables (518,000 on three counties),
+               -- past jit_optimize_above_cost: LLVM then compiled the query at every call,
+               -- 8 s of a transfer's surplus check (52 ms without: the trigger below); the
+               -- recompute (sql/150) and permit_totals had it off already
 AS $$
 #variable_conflict use_column
 DECLARE
