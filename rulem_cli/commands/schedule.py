@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timezone", default=DEFAULT_TIMEZONE,
                    help="IANA time zone of the cron expression (default: %(default)s)")
     p.add_argument("--name", default=DEFAULT_NAME,
-                   help="deployment name (default: %(default)s)")
+                   help="deployment name (default: %(default)s; with --work-pool: ingest)")
     p.add_argument("--inbox", type=Path, default=None,
                    help="inbox folder each run loads first (default: none)")
     p.add_argument("--reports", type=Path, default=Path("reports"),
