@@ -291,13 +291,18 @@ def _task_runs(client: httpx.Client, flow_run_id: str) -> dict[str, dict]:
     return {t["name"]: t for t in found.json()}
 
 
-def _wait_for_lock_wait(url: str, holder_pid: int) -> str:
+def _wait_for_lock_wait(url: str, holder_pid: int, client: httpx.Client,
+                        flow_run_id: str) -> str:
     """Until a session of the flow waits on the lock the test holds (the recompute reads the
     change queue first), so the cut comes mid-run, after the run record was written; returns
     the waiting statement."""
     deadline = time.monotonic() + RUN_SECONDS
     with sa.create_engine(url, poolclass=sa.pool.NullPool).connect() as conn:
         while time.monotonic() < deadline:
+            state = client.get(f"/flow_runs/{flow_run_id}").json()["state"]
+            if state["type"] in TERMINAL:
+                pytest.fail(f"the run ended {state['type']} without waiting on the change "
+                            f"queue the test holds: {state.get('message')}")
             waiting = conn.execute(sa.text(
                 "SELECT query FROM pg_stat_activity WHERE datname = current_database() "
                 "AND wait_event_type = 'Lock' AND pid <> :h"), {"h": holder_pid}).scalar()
@@ -316,7 +321,7 @@ def test_run_cut_off_mid_run_retries_fails_then_next_succeeds(served: Served) ->
             conn.exec_driver_sql("LOCK TABLE ledger.change_queue IN ACCESS EXCLUSIVE MODE")
             holder_pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
             failing = _start_run(client, served.deployment_id)
-            waiting = _wait_for_lock_wait(served.url, holder_pid)
+            waiting = _wait_for_lock_wait(served.url, holder_pid, client, failing)
             served.proxy.cut()  # the database "stops" for the run
         finally:
             conn.rollback()
