@@ -150,6 +150,3 @@ REVOKE ALL ON FUNCTION ops.ingest_row_context(jsonb), ops.ingest_set_aside(jsonb
 GRANT EXECUTE ON FUNCTION ops.ingest_row_context(jsonb), ops.ingest_set_aside(jsonb),
   ops.ingest_keep_hashes(jsonb, bigint) TO rulem_etl;
 GRANT SELECT, INSERT, DELETE ON ops.ingest_row_hash TO rulem_etl;
-COMMENT ON TABLE ops.ingest_row_hash IS
-  'Ingest: per feature of a layer-wide load, the MD5 of the delivered row behind its current '
-  'version (valid while that version is current); lets a re-delivery skip unchanged rows.';

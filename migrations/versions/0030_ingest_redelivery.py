@@ -20,7 +20,9 @@ Create Date: 2026-12-02
 """
 from collections.abc import Sequence
 
+import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql as pg
 
 revision: str = "0030"
 down_revision: str | None = "0029"
@@ -29,16 +31,22 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.execute("""
-        CREATE TABLE ops.ingest_row_hash (
-          layer        text    NOT NULL,
-          plan_area_id integer NOT NULL,
-          feature_id   bigint  NOT NULL,
-          version_id   bigint  NOT NULL,
-          row_hash     bytea   NOT NULL,
-          CONSTRAINT pk_ingest_row_hash PRIMARY KEY (feature_id)
-        )""")
+    op.create_table(
+        "ingest_row_hash",
+        sa.Column("layer", sa.Text, nullable=False, comment="Layer of the feature."),
+        sa.Column("plan_area_id", sa.Integer, nullable=False, comment="Plan area."),
+        sa.Column("feature_id", sa.BigInteger, primary_key=True, autoincrement=False,
+                  comment="Feature (core.feature)."),
+        sa.Column("version_id", sa.BigInteger, nullable=False,
+                  comment="The current version the row made (the hash counts while it is)."),
+        sa.Column("row_hash", pg.BYTEA, nullable=False,
+                  comment="MD5 of the delivered row and the ingest's context (sql/063)."),
+        sa.PrimaryKeyConstraint("feature_id", name="pk_ingest_row_hash"),
+        schema="ops",
+        comment="Per feature of a layer-wide load, the hash of the delivered row behind its "
+                "current version: a re-delivery sets aside rows delivered as before.",
+    )
 
 
 def downgrade() -> None:
-    op.execute("DROP TABLE IF EXISTS ops.ingest_row_hash")
+    op.drop_table("ingest_row_hash", schema="ops")

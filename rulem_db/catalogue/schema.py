@@ -152,6 +152,20 @@ def _ops_tables(md: sa.MetaData) -> None:
         comment="Per-feature notes of an ingest: repairs, skipped features, warnings.",
     )
     sa.Table(
+        "ingest_row_hash", md,
+        sa.Column("layer", sa.Text, nullable=False, comment="Layer of the feature."),
+        sa.Column("plan_area_id", sa.Integer, nullable=False, comment="Plan area."),
+        sa.Column("feature_id", sa.BigInteger, primary_key=True, autoincrement=False,
+                  comment="Feature (core.feature)."),
+        sa.Column("version_id", sa.BigInteger, nullable=False,
+                  comment="The current version the row made (the hash counts while it is)."),
+        sa.Column("row_hash", pg.BYTEA, nullable=False,
+                  comment="MD5 of the delivered row and the ingest's context (sql/063)."),
+        schema="ops",
+        comment="Per feature of a layer-wide load, the hash of the delivered row behind its "
+                "current version: a re-delivery sets aside rows delivered as before.",
+    )
+    sa.Table(
         "sql_applied", md,
         sa.Column("file_name", sa.Text, primary_key=True, comment="File under sql/."),
         sa.Column("sha256", sa.Text, nullable=False, comment="Hash of the applied text."),
