@@ -166,3 +166,17 @@ def test_parcels_read_ahead_are_used_only_when_the_snapshot_saw_them(nights):
     prefetch.start(url, -2, plan)
     assert prefetch.take(url, -2, {**state, "entries": -1}) is None  # moved since: read again
     assert prefetch.take(url, -3, state) is None  # none started
+
+
+def test_a_full_night_that_changed_nothing_links_the_last_full_report(nights, tmp_path):
+    """--full makes a check run of its own; when its findings equal the last full report's
+    row for row (and nothing was written since), the run's report is the short page."""
+    url, before = nights["full"]
+    again = nightly.reconcile_now(url, reports=Path(before.report_path).parents[1],
+                                  use_prefect=False, full=True)
+    assert not again.changed and again.run_id == before.run_id + 1
+    folder = Path(again.report_path).parent
+    assert folder != Path(before.report_path).parent
+    assert not (folder / "balance_map.png").exists()  # no map drawn again
+    assert f"{Path(before.report_path).parent.name}/index.html" in (
+        folder / "index.html").read_text(encoding="utf-8")

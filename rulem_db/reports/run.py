@@ -229,11 +229,57 @@ def _same_report(conn: sa.Connection, run_id: int, status: str) -> Path | None:
         "r.findings_seen_in_run_id) "
         "WHERE r.run_id = :r AND r.parcels_seen_in_run_id IS NOT NULL "
         "AND r.findings_seen_in_run_id IS NOT NULL"), {"r": run_id}).first()
-    if status == "failed" or row is None or row.changed or not row.report_path:
+    if status == "failed":
+        return None
+    if row is None:  # a check run of its own: the same findings as a full report's?
+        return _same_as_earlier_report(conn, run_id)
+    if row.changed or not row.report_path:
         return None
     folder = Path(row.report_path)
-    return folder if (folder / "index.html").is_file() and \
-        (folder / "balance_map.png").is_file() else None
+    return folder if _full_report(folder) else None
+
+
+def _full_report(folder: Path) -> bool:
+    return (folder / "index.html").is_file() and (folder / "balance_map.png").is_file()
+
+
+# A check run's findings as a report shows them (everything but their ids).
+_FINDING_ROWS = ("SELECT paragraph, check_code, severity, permit_id, parcel_id, feature_id, "
+                 "measured_value, limit_value, unit, message, ST_AsEWKB(geom) "
+                 "FROM checks.finding WHERE run_id = {}")
+
+
+def _same_as_earlier_report(conn: sa.Connection, run_id: int) -> Path | None:
+    """The folder of the latest full report before this run when this run changed nothing and
+    shows exactly what it shows, though the run made a check run of its own (`--full`, or
+    permits checked again whose results came out the same): the same balance fingerprint
+    (ops.balance_state: the same pub.parcel_balance and ledger), no layer written since that
+    report's run began, and findings equal row for row (places and messages included). Drawing
+    100,000 parcels again for the same picture would make such a night as long as a busy one.
+    """
+    runs = conn.execute(sa.text(
+        "WITH RECURSIVE back AS ("
+        "  SELECT p.*, 1 AS depth FROM ops.run r JOIN ops.run p ON p.run_id = r.previous_run_id"
+        "  WHERE r.run_id = :r AND NOT r.changed"
+        "  UNION ALL"
+        "  SELECT p.*, b.depth + 1 FROM back b JOIN ops.run p ON p.run_id = b.previous_run_id"
+        "  WHERE NOT b.changed AND b.depth < 100) "
+        "SELECT b.run_id, b.report_path, b.check_run_id, b.started_at, "
+        "       b.balance_state = r.balance_state AS same_balances, r.check_run_id AS own_checks "
+        "FROM back b CROSS JOIN ops.run r WHERE r.run_id = :r ORDER BY b.depth"),
+        {"r": run_id}).all()
+    target = next((t for t in runs if t.report_path and _full_report(Path(t.report_path))),
+                  None)
+    if target is None or not target.same_balances or target.check_run_id is None \
+            or target.own_checks is None:
+        return None
+    a, b = int(target.own_checks), int(target.check_run_id)
+    same = conn.execute(sa.text(
+        "SELECT NOT EXISTS (SELECT 1 FROM ops.layer_write w WHERE w.written_at >= :t) "
+        f"AND NOT EXISTS (({_FINDING_ROWS.format(a)} EXCEPT ALL {_FINDING_ROWS.format(b)}) "
+        f"UNION ALL ({_FINDING_ROWS.format(b)} EXCEPT ALL {_FINDING_ROWS.format(a)}))"),
+        {"t": target.started_at}).scalar()
+    return Path(target.report_path) if same else None
 
 
 def _write_same_report(conn: sa.Connection, run_id: int, reports: Path, status: str,
