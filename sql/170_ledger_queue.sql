@@ -14,8 +14,9 @@
 -- one through an INSERT inside the versioning trigger; the UPDATE trigger reads both, so the
 -- nested INSERT (trigger depth > 1 while the versioning trigger's flag rulem.versioning is set,
 -- sql/010) is skipped; an INSERT nested in another trigger (an edit view's, sql/950) is not.
--- Recompute drains the queue in chunks with FOR UPDATE SKIP LOCKED, so any number of workers
--- can drain it at once; rows are marked processed (with the run), never deleted.
+-- Recompute drains the queue in chunks of whole owners, each claimed by its ledger lock taken
+-- without waiting, so any number of workers can drain it at once and none waits for another;
+-- rows are marked processed (with the run), never deleted.
 
 -- The owners whose current impacts or replacements meet a geometry.
 DROP FUNCTION IF EXISTS ledger.owners_meeting(integer, geometry);
@@ -427,45 +428,83 @@ CREATE OR REPLACE FUNCTION ledger.drain(p_run_id bigint, p_limit integer DEFAULT
 RETURNS integer LANGUAGE plpgsql SET jit = off AS $$
 DECLARE
   ids bigint[];
-  permits bigint[];
-  projects text[];
+  permits bigint[] := '{}';
+  projects text[] := '{}';
+  taken bigint;
+  skip_permits bigint[] := '{}';
+  skip_projects text[] := '{}';
+  w record;
   g record;
 BEGIN
-  -- Rows in owner order, so that a chunk is a run of whole owners: in queue order an owner's
-  -- rows lie far apart (its permit, then its impacts, then ...), and a chunk of the first rows
-  -- took most owners of a big queue with it, leaving the other workers nothing to do.
-  SELECT array_agg(q.queue_id) INTO ids
-  FROM (SELECT c.queue_id FROM ledger.change_queue c
-        WHERE c.processed_at IS NULL
-        ORDER BY c.permit_id, c.district_project, c.queue_id LIMIT p_limit
-        FOR UPDATE SKIP LOCKED) q;
-  IF ids IS NULL THEN
-    RETURN 0;
-  END IF;
-  -- The same owners' other waiting rows come along, so an owner is recomputed once for all
-  -- its changes (rows another worker holds stay with it). The owners as arrays first, so
-  -- each lookup is an index scan of the waiting rows (ix_change_queue_waiting_permit), not
-  -- a scan of the whole queue with its 30 days of processed rows (9 ms of a 20 ms recompute).
-  SELECT array_agg(DISTINCT c.permit_id) FILTER (WHERE c.permit_id IS NOT NULL),
-         array_agg(DISTINCT c.district_project) FILTER (WHERE c.permit_id IS NULL)
-  INTO permits, projects
-  FROM ledger.change_queue c WHERE c.queue_id = ANY(ids);
-  -- (Rows this transaction already holds come back too: SKIP LOCKED skips only other
-  -- transactions' locks; the union below removes the duplicates, where a per-row "<> ALL(ids)"
-  -- compared every row with every id: 200 ms for a 1,700-row chunk.)
-  IF permits IS NOT NULL THEN
-    SELECT ids || coalesce(array_agg(q.queue_id), '{}') INTO ids
+  -- Whole owners, each claimed with its ledger lock (ledger.owner_lock's key) taken without
+  -- waiting: the waiting owners in order, skipping those another session holds, until their
+  -- rows reach p_limit. Why owners and not rows: two workers taking rows (FOR UPDATE SKIP
+  -- LOCKED) split the owner at the edge of their chunks, and the second then waited in
+  -- ledger.post for that owner's lock until the first committed its whole chunk: on three
+  -- counties one worker sat idle for 10 s of a 26 s recompute, the "one backend busy" of the
+  -- state run. An owner is taken whole, so posting never waits for another worker.
+  LOOP
+    taken := 0;
+    permits := '{}';
+    projects := '{}';
+    FOR w IN
+      SELECT c.permit_id, c.district_project, count(*) AS n
+      FROM ledger.change_queue c
+      WHERE c.processed_at IS NULL
+      GROUP BY c.permit_id, c.district_project
+      ORDER BY c.permit_id, c.district_project
+    LOOP
+      CONTINUE WHEN w.permit_id = ANY(skip_permits) OR w.district_project = ANY(skip_projects);
+      IF pg_try_advisory_xact_lock(1279607879,
+           CASE WHEN w.permit_id IS NOT NULL THEN (w.permit_id % 2147483647)::integer
+                ELSE hashtext(w.district_project) END) THEN
+        IF w.permit_id IS NOT NULL THEN
+          permits := permits || w.permit_id;
+        ELSE
+          projects := projects || w.district_project;
+        END IF;
+        taken := taken + w.n;
+        EXIT WHEN taken >= p_limit;
+      END IF;
+    END LOOP;
+    IF taken = 0 THEN
+      -- Every waiting owner's lock is held elsewhere. Rows another drain recomputes are locked
+      -- by it (below): left to it. The others (their owner held by a session that is not
+      -- draining: a transfer's surplus check, an editor's transaction) are taken as rows were
+      -- before, and posting waits for their owners' locks, so a drain still ends with nothing
+      -- waiting that it could take.
+      SELECT array_agg(DISTINCT q.permit_id) FILTER (WHERE q.permit_id IS NOT NULL),
+             array_agg(DISTINCT q.district_project) FILTER (WHERE q.permit_id IS NULL)
+      INTO permits, projects
+      FROM (SELECT c.permit_id, c.district_project FROM ledger.change_queue c
+            WHERE c.processed_at IS NULL
+            ORDER BY c.permit_id, c.district_project, c.queue_id LIMIT p_limit
+            FOR UPDATE SKIP LOCKED) q;
+      IF permits IS NULL AND projects IS NULL THEN
+        RETURN 0;
+      END IF;
+      permits := coalesce(permits, '{}');
+      projects := coalesce(projects, '{}');
+    END IF;
+    -- Their rows (each lookup an index scan of the waiting rows, ix_change_queue_waiting_permit,
+    -- not a scan of the queue with its 30 days of processed rows; rows this transaction locked
+    -- above come back too: SKIP LOCKED skips only other transactions' locks).
+    SELECT coalesce(array_agg(q.queue_id), '{}') INTO ids
     FROM (SELECT c.queue_id FROM ledger.change_queue c
           WHERE c.processed_at IS NULL AND c.permit_id = ANY(permits)
           FOR UPDATE SKIP LOCKED) q;
-  END IF;
-  IF projects IS NOT NULL THEN
-    SELECT ids || coalesce(array_agg(q.queue_id), '{}') INTO ids
-    FROM (SELECT c.queue_id FROM ledger.change_queue c
-          WHERE c.processed_at IS NULL AND c.district_project = ANY(projects)
-          FOR UPDATE SKIP LOCKED) q;
-  END IF;
-  ids := ARRAY(SELECT DISTINCT x FROM unnest(ids) AS x);
+    IF cardinality(projects) > 0 THEN
+      SELECT ids || coalesce(array_agg(q.queue_id), '{}') INTO ids
+      FROM (SELECT c.queue_id FROM ledger.change_queue c
+            WHERE c.processed_at IS NULL AND c.district_project = ANY(projects)
+            FOR UPDATE SKIP LOCKED) q;
+    END IF;
+    EXIT WHEN cardinality(ids) > 0;
+    -- None left: another session processed them since, or holds their rows while it waits for
+    -- an owner this transaction holds; look again without those owners.
+    skip_permits := skip_permits || permits;
+    skip_projects := skip_projects || projects;
+  END LOOP;
   FOR g IN
     SELECT o.plan_area_id,
            coalesce(array_agg(o.permit_id) FILTER (WHERE o.permit_id IS NOT NULL), '{}')
@@ -493,8 +532,10 @@ BEGIN
   RETURN cardinality(ids);
 END $$;
 COMMENT ON FUNCTION ledger.drain(bigint, integer) IS
-  'Takes up to p_limit waiting change-queue rows (skipping rows another worker holds), '
-  'recomputes and posts their owners, marks the rows processed; returns rows taken (0: empty).';
+  'Takes the waiting change-queue rows of whole owners, up to about p_limit rows, skipping '
+  'owners whose ledger lock another session holds (when every waiting owner is held: the '
+  'rows no other drain holds, waiting for their owners), recomputes and posts those owners, '
+  'marks the rows processed; returns rows taken (0: nothing it could take)';
 
 -- One worker in one transaction (rulem_db/ledger/__init__.py, a recompute on the caller's connection)
 -- drains in one call, not one round trip per chunk and one more to find the queue empty.
