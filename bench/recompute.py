@@ -151,9 +151,11 @@ SELECT p.permit_id, p.rn,
             THEN ST_PointN(ST_ExteriorRing(big.geom), (1 + (p.rn * 7919) % (big.n - 1))::int)
             ELSE ST_Centroid(small.geom) END AS c
 FROM (SELECT permit_id, row_number() OVER (ORDER BY permit_id) AS rn
-      FROM core.permit WHERE valid_to IS NULL        -- this tile's permits
-        AND split_part(permit_no, '-', 2)::integer > :permit_offset
-        AND split_part(permit_no, '-', 2)::integer <= :permit_offset + :permits) p
+      FROM core.permit WHERE valid_to IS NULL
+        AND permit_no IN (                        -- this tile's permits, numbered as above
+          SELECT format('%s-%s', 20 + (:permit_offset + i) % 6,
+                        lpad(((:permit_offset + i) % 10000)::text, 4, '0'))
+          FROM generate_series(1, :permits) i)) p
 JOIN w_geom big ON big.i = 1 + p.rn % :complexes
 JOIN w_geom small ON small.i = :complexes + p.rn * 13;
 INSERT INTO core.impact (plan_area_id, permit_id, kind, source_fid, geom)
