@@ -55,11 +55,36 @@ def _legend_handles(parcels: gpd.GeoDataFrame, findings: gpd.GeoDataFrame | None
     return handles
 
 
+# The rings of the last parcel layer drawn: a report draws the same parcels twice (the balance
+# map and the map of changes), and the nightly computes them ahead (reports/prefetch.py).
+_LAST_RINGS: list[tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+
+
 def _rings(geoms: gpd.GeoSeries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The outer rings of the polygons, as one array of vertices: (coords, ring of each vertex,
     owner row of each ring). Holes are not kept: at the scale of a whole plan area a hole in a
     parcel is smaller than a pixel or two, and the findings drawn on top carry the detail."""
-    parts, owner = shapely.get_parts(np.asarray(geoms.values), return_index=True)
+    values = np.asarray(geoms.values)
+    for known, rings in _LAST_RINGS:
+        if known is values:  # the same array of the same frame: the same rings
+            return rings
+    rings = _compute_rings(values)
+    _LAST_RINGS[:] = [(values, rings)]
+    return rings
+
+
+def prepare(parcels: gpd.GeoDataFrame) -> None:
+    """Compute the parcels' rings now (a thread reading ahead), for the maps drawn later."""
+    _rings(parcels.geometry)
+
+
+def forget() -> None:
+    """Drop the rings kept for the last parcel layer (its report is written)."""
+    _LAST_RINGS.clear()
+
+
+def _compute_rings(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    parts, owner = shapely.get_parts(values, return_index=True)
     keep = ~shapely.is_empty(parts)
     parts, owner = parts[keep], owner[keep]
     coords, ring = shapely.get_coordinates(shapely.get_exterior_ring(parts), return_index=True)

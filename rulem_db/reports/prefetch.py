@@ -3,12 +3,13 @@
 Why: a night that changed balances writes a full report, and its largest read is every parcel
 of the plan area with its balance (pub.parcel_balance, 100,000 rows on a county) decoded into a
 GeoDataFrame, a second or two of the database and as much of Python (with the imports of
-geopandas). Nothing in it depends on the checks, which keep one backend busy for seconds: on
-two cores both can go at once. The nightly starts the read in a thread right after the ledger
-recompute; the report takes it only when the balances it read are the ones the run's snapshot
-recorded (ops.balance_state equal: the same pub.parcel_balance rows), and reads them again
-otherwise (an edit and a `rulem-db watch` recompute in between). On a night whose balances did
-not move nothing is read ahead: the report is short, or reads the parcels itself.
+geopandas and matplotlib, and the parcels' rings the maps draw). Nothing in it depends on the
+checks, which keep one backend busy for seconds: on two cores both can go at once. The nightly
+starts the read in a thread right after the ledger recompute; the report takes it only when the
+balances it read are the ones the run's snapshot recorded (ops.balance_state equal: the same
+pub.parcel_balance rows), and reads them again otherwise (an edit and a `rulem-db watch`
+recompute in between). On a night whose balances did not move nothing is read ahead: the
+report is short, or reads the parcels itself.
 """
 
 from __future__ import annotations
@@ -58,9 +59,14 @@ def read_parcels(url: str, plan_area_id: int) -> ParcelRead:
                 conn.begin():
             state = conn.execute(sa.text("SELECT ops.balance_state(:p)"),
                                  {"p": plan_area_id}).scalar_one()
-            return ParcelRead(state, read_parcel_frame(conn, plan_area_id))
+            read = ParcelRead(state, read_parcel_frame(conn, plan_area_id))
     finally:
         eng.dispose()
+    # matplotlib's import and the parcels' rings for the maps, while the checks still run
+    from rulem_db.reports import map as report_map
+
+    report_map.prepare(read.frame)
+    return read
 
 
 def start(url: str, run_id: int, plan_area_id: int) -> None:

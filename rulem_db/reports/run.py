@@ -217,6 +217,9 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
     html_path.write_text(_html(data, status, message, title, balance_png, changes_png),
                          encoding="utf-8")
     write_index(url, Path(reports), {run_id: (status, message)})
+    from rulem_db.reports.map import forget
+
+    forget()
     return RunReport(folder, html_path, parcel_csv, gpkg, balance_png, changes_png)
 
 
