@@ -11,11 +11,13 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+import sqlalchemy as sa
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from flows import api, inbox, runs
 from flows.retry import RETRIES, RETRY_DELAYS, Final, retry_on_transient, with_retries
+from rulem_db import db as dbmod
 
 TASK_OPTIONS = {"retries": RETRIES, "retry_delay_seconds": list(RETRY_DELAYS),
                 "retry_condition_fn": retry_on_transient, "cache_policy": NO_CACHE}
@@ -84,6 +86,28 @@ def ingest_file(url: str, plan_area: str, item: inbox.InboxItem, places: Places,
 def recompute_ledger(url: str, full: bool = False) -> api.RecomputeOutcome:
     """Post to the ledger what the inputs now imply (nothing when nothing changed)."""
     return api.recompute(url, full=full)
+
+
+class LedgerTotalsDrift(Final):
+    """The kept totals (ledger.plan_total, permit_total, parcel_total) differ from the entries.
+    Final: trying again reads the same totals; the cure is a full recompute, which rebuilds
+    them from the entries (ledger.rebuild_totals)."""
+
+
+@task(name="check ledger totals", **TASK_OPTIONS)
+def check_ledger_totals(url: str) -> None:
+    """Refuse to check and report on totals that disagree with the entries.
+
+    Why: the balance views and the report read the kept totals, not the entries; a total
+    corrupted by hand (or by a path that bypassed the posting trigger) would be published as
+    a balance. Run after the ledger step, before the checks, so no report is written.
+    """
+    with dbmod.connect(url) as conn:
+        n = int(conn.execute(sa.text("SELECT count(*) FROM ledger.totals_drift()")).scalar_one())
+    if n:
+        raise LedgerTotalsDrift(
+            f"ledger totals differ from the entries in {n} figures (ledger.totals_drift()); "
+            "run rulem-db recompute --all")
 
 
 @task(name="run rule checks", **TASK_OPTIONS)
