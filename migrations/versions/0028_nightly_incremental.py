@@ -1,9 +1,12 @@
-"""The proportional nightly (issue 21.1): no schema change.
+"""The proportional nightly (issue 21.1): checks.outcome's references checked per statement.
 
-Kept in the chain (0027 -> 0028 -> 0029) as an empty step: the nightly's changes are in SQL
-functions (sql/280, re-applied at migrate) and Python (flows, rulem_db/reports): the buffer
-sites of the permits an incremental check run evaluates are cached together, and the report's
-parcel layer is read while the checks run. Nothing to upgrade or downgrade.
+A check run records an outcome per permit and catalogue check (72,000 rows on the county);
+its four foreign keys (run, plan area, permit, rule check) were checked one query per row and
+key, about a second of each run. They are dropped here; the statement trigger of
+sql/281_outcome_references.sql checks the same references (and that the permit is a permit
+of the run's plan area) in one set-based query each, as the layers' references are checked
+(docs/design.md, "Feature keys and references"). Downgrade puts the foreign keys back (the
+trigger, an SQL file, stays and checks the same rows again).
 
 Revision ID: 0028
 Revises: 0027
@@ -11,15 +14,29 @@ Create Date: 2026-12-02
 """
 from collections.abc import Sequence
 
+from alembic import op
+
 revision: str = "0028"
 down_revision: str | None = "0027"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+# (name, columns, referred table, referred columns)
+_OUTCOME_KEYS = (
+    ("fk_outcome_run_id", ["run_id"], "run", "checks", ["run_id"]),
+    ("fk_outcome_plan_area_id", ["plan_area_id"], "plan_area", "core", ["plan_area_id"]),
+    ("fk_outcome_permit_id", ["permit_id"], "feature", "core", ["feature_id"]),
+    ("fk_outcome_rule_check", ["paragraph", "check_code"], "rule_check", "checks",
+     ["paragraph", "check_code"]),
+)
+
 
 def upgrade() -> None:
-    pass
+    for name, _cols, _table, _schema, _ref in _OUTCOME_KEYS:
+        op.drop_constraint(name, "outcome", schema="checks", type_="foreignkey")
 
 
 def downgrade() -> None:
-    pass
+    for name, cols, table, schema, ref in _OUTCOME_KEYS:
+        op.create_foreign_key(name, "outcome", table, cols, ref, source_schema="checks",
+                              referent_schema=schema)

@@ -1,0 +1,64 @@
+-- 281_outcome_references: the references of checks.outcome, checked once per statement.
+-- Why: a check run records an outcome per permit and catalogue check (72,000 rows on the
+-- county); four foreign keys (run, plan area, permit, rule check) checked them with one query
+-- per row and reference, about a second of every run. As for the layers' references
+-- (docs/design.md, "Feature keys and references"), a statement trigger checks the rows a
+-- statement wrote in one set-based query per reference, on each distinct value once:
+--   run_id        a check run of checks.run, of the row's plan area;
+--   plan_area_id  a plan area (implied by the run's);
+--   permit_id     a permit of core.feature (layer 'permit') of that plan area;
+--   (paragraph, check_code) a check of the catalogue, checks.rule_check.
+-- The first bad reference is refused in one line naming the column and value; the statement
+-- (and so the run's recording step) is undone. Outcomes are only ever inserted (sql/280,
+-- sql/285); what they reference is never deleted: features and plan areas are kept by
+-- core.refuse_referenced_change, runs and rule checks are referenced by foreign keys of
+-- checks.finding and checks.finding_case too and nothing deletes them. Idempotent.
+
+CREATE OR REPLACE FUNCTION checks.outcome_references() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, checks, core, pg_temp AS $$
+DECLARE
+  bad record;
+BEGIN
+  SELECT n.run_id, n.plan_area_id INTO bad
+  FROM (SELECT DISTINCT run_id, plan_area_id FROM new_outcomes) n
+  LEFT JOIN checks.run r ON r.run_id = n.run_id
+  WHERE r.run_id IS NULL OR r.plan_area_id IS DISTINCT FROM n.plan_area_id
+  LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'checks.outcome: run_id % is not a check run of plan area %',
+      bad.run_id, bad.plan_area_id USING ERRCODE = 'foreign_key_violation';
+  END IF;
+  SELECT n.permit_id, n.plan_area_id INTO bad
+  FROM (SELECT DISTINCT permit_id, plan_area_id FROM new_outcomes) n
+  LEFT JOIN core.feature f ON f.feature_id = n.permit_id AND f.layer = 'permit'
+                          AND f.plan_area_id = n.plan_area_id
+  WHERE f.feature_id IS NULL
+  LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'checks.outcome: permit_id % is not a permit of plan area %',
+      bad.permit_id, bad.plan_area_id USING ERRCODE = 'foreign_key_violation';
+  END IF;
+  SELECT n.paragraph, n.check_code INTO bad
+  FROM (SELECT DISTINCT paragraph, check_code FROM new_outcomes) n
+  LEFT JOIN checks.rule_check c ON c.paragraph = n.paragraph AND c.check_code = n.check_code
+  WHERE c.check_code IS NULL
+  LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'checks.outcome: check % % is not in the catalogue (checks.rule_check)',
+      bad.paragraph, bad.check_code USING ERRCODE = 'foreign_key_violation';
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION checks.outcome_references() IS
+  'Statement trigger of checks.outcome: refuses in one line an outcome whose run, plan area, '
+  'permit or rule check does not exist (set-based, in place of per-row foreign keys).';
+
+DROP TRIGGER IF EXISTS outcome_references ON checks.outcome;
+CREATE TRIGGER outcome_references AFTER INSERT ON checks.outcome
+  REFERENCING NEW TABLE AS new_outcomes
+  FOR EACH STATEMENT EXECUTE FUNCTION checks.outcome_references();
+
+DROP TRIGGER IF EXISTS outcome_references_update ON checks.outcome;
+CREATE TRIGGER outcome_references_update AFTER UPDATE ON checks.outcome
+  REFERENCING NEW TABLE AS new_outcomes
+  FOR EACH STATEMENT EXECUTE FUNCTION checks.outcome_references();
