@@ -600,6 +600,7 @@ DECLARE
   n_repaired bigint := 0;
   scope_sql  text;
   had_current boolean := false;
+  few        boolean;
   result     jsonb;
 BEGIN
   SELECT array_agg(c ->> 'name') INTO cols
@@ -634,6 +635,12 @@ BEGIN
   -- the outcome are kept: the content stays in the prep table, read once more by the INSERT
   -- and the UPDATE (copying it here cost a write and a sort on disk). Good features have
   -- distinct keys (every copy of a repeated key is an error).
+  -- A few rows (a re-delivery's changed rows, once the unchanged ones were set aside, sql/063)
+  -- look their key and current version up by index, one probe each (OFFSET 0 keeps the
+  -- lateral subqueries from being turned into joins); planned as a join, the planner, which
+  -- right after a bulk load still sees the layer as it was, read every feature of the layer
+  -- and its current version (0.36 s for 1,200 rows of 100,000 parcels). Many rows join.
+  EXECUTE format('SELECT count(*) <= 10000 FROM %s', prep) INTO few;
   EXECUTE format('DROP TABLE IF EXISTS %s', good);
   EXECUTE format(
     'CREATE UNLOGGED TABLE %1$s AS '
@@ -641,10 +648,15 @@ BEGIN
     '       m._key, m._cur, m._changed FROM ('
     '  SELECT p._row, p._key, f.feature_id AS _id, t.version_id AS _cur, '
     '         t.version_id IS NOT NULL AND ROW(%2$s) IS DISTINCT FROM ROW(%3$s) AS _changed '
-    '  FROM %4$s p '
+    '  FROM %4$s p ' || CASE WHEN few THEN
+    '  LEFT JOIN LATERAL (SELECT f.feature_id FROM core.feature f WHERE f.layer = %5$L '
+    '    AND f.plan_area_id = %6$s AND f.feature_key = p._key OFFSET 0) f ON true '
+    '  LEFT JOIN LATERAL (SELECT t.* FROM core.%7$I t WHERE t.%8$I = f.feature_id '
+    '    AND t.valid_to IS NULL OFFSET 0) t ON true '
+    ELSE
     '  LEFT JOIN core.feature f ON f.layer = %5$L AND f.plan_area_id = %6$s '
     '    AND f.feature_key = p._key '
-    '  LEFT JOIN core.%7$I t ON t.%8$I = f.feature_id AND t.valid_to IS NULL '
+    '  LEFT JOIN core.%7$I t ON t.%8$I = f.feature_id AND t.valid_to IS NULL ' END ||
     '  WHERE NOT EXISTS (SELECT 1 FROM %9$s e WHERE e._row = p._row AND e.kind = ''error'')) m '
     'ORDER BY m._key COLLATE "C"',
     good,

@@ -16,10 +16,14 @@
 --     features of the layer that the file no longer holds (neither set aside nor prepared, as
 --     apply does); records the hashes of the rows it made current; counts the set-aside rows
 --     as unchanged in ops.batch.
--- Both functions join whole layers (every staged row with every current version): right
--- after a bulk load the planner still sees the layer as it was before it (the etl role may not
--- ANALYZE core tables) and picks index lookups per row, 100,000 of them; enable_nestloop = off
--- keeps them to hash and merge joins, the plan for any size.
+-- ops.ingest_set_aside joins whole layers (every staged row with every current version):
+-- right after a bulk load the planner still sees the layer as it was before it (the etl role
+-- may not ANALYZE core tables) and picks index lookups per row, 100,000 of them;
+-- enable_nestloop = off keeps it to hash and merge joins, the plan for any size.
+-- ops.ingest_keep_hashes touches only the file's changed rows and the features it no longer
+-- holds: index probes written so no plan can make them joins over the layer (scalar
+-- subqueries, = ANY (ARRAY(...)), lateral subqueries kept by OFFSET 0); the one list it reads
+-- in full is the layer's registry (which features the file no longer holds), hash-joined.
 -- Only for layer-wide files keyed by a field or a natural key, with no column referencing
 -- another layer (etl.ingest decides): there the outcome of a row depends on the row and the
 -- context alone.
@@ -78,7 +82,7 @@ COMMENT ON FUNCTION ops.ingest_set_aside(jsonb) IS
   'current version out of staging (into b<batch>_same); returns how many.';
 
 CREATE OR REPLACE FUNCTION ops.ingest_keep_hashes(p_spec jsonb, p_set_aside bigint)
-RETURNS jsonb LANGUAGE plpgsql SET jit = off SET work_mem = '128MB' SET enable_nestloop = off
+RETURNS jsonb LANGUAGE plpgsql SET jit = off SET work_mem = '128MB'
 AS $$
 DECLARE
   b        bigint := (p_spec ->> 'batch_id')::bigint;
@@ -90,50 +94,75 @@ DECLARE
   hashes   text := ops.ingest_table(b, 'hash');
   same     text := ops.ingest_table(b, 'same');
   keep     text := ops.ingest_table(b, 'kept');
+  gone     text := ops.ingest_table(b, 'gone');
+  good     text := ops.ingest_table(b, 'match');
+  -- the feature registered for a prepared row's key: one index probe per row (a scalar
+  -- subquery is never made a join over the whole registry)
+  fid_of   text := format('(SELECT f.feature_id FROM core.feature f WHERE f.layer = %L '
+                          'AND f.plan_area_id = %s AND f.feature_key = p._key)', lyr, pa);
   clash    record;
   n_closed bigint := 0;
+  nestloop text := current_setting('enable_nestloop');
 BEGIN
   IF p_set_aside > 0 THEN
     -- a changed row with the key of a row set aside: the key is in the file twice
     EXECUTE format(
-      'SELECT p._key, p._fid FROM %1$s p JOIN core.feature f ON f.layer = %2$L '
-      '  AND f.plan_area_id = %3$s AND f.feature_key = p._key '
-      'JOIN %4$s s ON s.feature_id = f.feature_id ORDER BY p._row LIMIT 1',
-      prep, lyr, pa, same) INTO clash;
+      'SELECT p._key, p._fid FROM %1$s p '
+      'WHERE EXISTS (SELECT 1 FROM %2$s s WHERE s.feature_id = %3$s) ORDER BY p._row LIMIT 1',
+      prep, same, fid_of) INTO clash;
     IF clash IS NOT NULL THEN
       RAISE EXCEPTION 'feature %: feature key % appears more than once in the file; keys must be '
         'unique: correct or remove the copies', clash._fid, quote_literal(clash._key)
         USING ERRCODE = 'P0001';
     END IF;
-    -- what apply (run without a scope) did not close: the features the file no longer holds
+    -- what apply (run without a scope) did not close: the features the file no longer holds.
+    -- The file's features are the rows set aside and the prepared ones (bad ones included: a
+    -- feature skipped as bad did not disappear). The candidates are the layer's registered
+    -- features that are not among them (the narrow registry, not the layer's versions, is
+    -- read); each candidate's current version, if any, is found by index and closed.
     EXECUTE format(
-      'CREATE UNLOGGED TABLE %1$s AS SELECT feature_id AS id FROM %2$s UNION '
-      'SELECT f.feature_id FROM %3$s p JOIN core.feature f ON f.layer = %4$L '
-      '  AND f.plan_area_id = %5$s AND f.feature_key = p._key',
-      keep, same, prep, lyr, pa);
+      'CREATE UNLOGGED TABLE %1$s AS SELECT feature_id AS id FROM %2$s '
+      'UNION ALL SELECT %3$s FROM %4$s p',
+      keep, same, fid_of, prep);
     EXECUTE format('CREATE INDEX ON %s (id)', keep);
     EXECUTE format('ANALYZE %s', keep);
+    -- a hash anti-join of the two lists, whatever the planner thinks the registry holds; only
+    -- for this statement (a function-wide setting reached the layer's statement triggers
+    -- below too: the ledger queue's lookups of 200 closed parcels became a hash of 100,000)
+    PERFORM set_config('enable_nestloop', 'off', true);
     EXECUTE format(
-      'UPDATE core.%1$I t SET valid_to = now() WHERE t.valid_to IS NULL AND t.plan_area_id = %2$s '
-      '  AND NOT EXISTS (SELECT 1 FROM %3$s k WHERE k.id = t.%4$I)',
-      lyr, pa, keep, id_col);
+      'CREATE UNLOGGED TABLE %1$s AS SELECT f.feature_id AS id FROM core.feature f '
+      'WHERE f.layer = %2$L AND f.plan_area_id = %3$s '
+      '  AND NOT EXISTS (SELECT 1 FROM %4$s k WHERE k.id = f.feature_id)',
+      gone, lyr, pa, keep);
+    PERFORM set_config('enable_nestloop', nestloop, true);
+    EXECUTE format('ANALYZE %s', gone);
+    -- = ANY (ARRAY(...)): index scans of the listed versions, whatever joins are allowed
+    EXECUTE format(
+      'UPDATE core.%1$I t SET valid_to = now() WHERE t.version_id = ANY (ARRAY('
+      '  SELECT (SELECT v.version_id FROM core.%1$I v WHERE v.%2$I = g.id '
+      '          AND v.valid_to IS NULL) FROM %3$s g))',
+      lyr, id_col, gone);
     GET DIAGNOSTICS n_closed = ROW_COUNT;
+    -- the hashes: those of the rows set aside stand; the file's other features' and those of
+    -- the features it no longer holds go (replaced below for the rows made current)
+    EXECUTE format(
+      'DELETE FROM ops.ingest_row_hash r WHERE r.layer = %1$L AND r.plan_area_id = %2$s '
+      '  AND r.feature_id = ANY (ARRAY(SELECT id FROM %3$s UNION ALL SELECT _id FROM %4$s))',
+      lyr, pa, gone, good);
+  ELSE
+    -- every hash of the layer is replaced by the hash of the row that made the feature's
+    -- current version (errors skipped: not loaded)
+    EXECUTE format('DELETE FROM ops.ingest_row_hash r WHERE r.layer = %1$L '
+                   'AND r.plan_area_id = %2$s', lyr, pa);
   END IF;
-  -- the hashes: those of the rows set aside stand; every other one of the layer is replaced by
-  -- the hash of the row that made the feature's current version (errors skipped: not loaded)
-  EXECUTE format(
-    'DELETE FROM ops.ingest_row_hash r WHERE r.layer = %1$L AND r.plan_area_id = %2$s '
-    '  AND NOT EXISTS (SELECT 1 FROM %3$s s WHERE s.feature_id = r.feature_id)',
-    lyr, pa, CASE WHEN p_set_aside > 0 THEN same
-                  ELSE '(SELECT NULL::bigint AS feature_id WHERE false)' END);
   EXECUTE format(
     'INSERT INTO ops.ingest_row_hash (layer, plan_area_id, feature_id, version_id, row_hash) '
-    'SELECT %1$L, %2$s, f.feature_id, t.version_id, h.h FROM %3$s p '
+    'SELECT %1$L, %2$s, m._id, v.version_id, h.h FROM %3$s m '
     'JOIN %4$s h USING (_row) '
-    'JOIN core.feature f ON f.layer = %1$L AND f.plan_area_id = %2$s AND f.feature_key = p._key '
-    'JOIN core.%5$I t ON t.%6$I = f.feature_id AND t.valid_to IS NULL '
-    'WHERE NOT EXISTS (SELECT 1 FROM %7$s e WHERE e._row = p._row AND e.kind = ''error'')',
-    lyr, pa, prep, hashes, lyr, id_col, prob);
+    'JOIN LATERAL (SELECT t.version_id FROM core.%5$I t WHERE t.%6$I = m._id '
+    '  AND t.valid_to IS NULL OFFSET 0) v ON true',
+    lyr, pa, good, hashes, lyr, id_col);
   IF p_set_aside > 0 THEN
     UPDATE ops.batch SET unchanged_count = coalesce(unchanged_count, 0) + p_set_aside,
                          closed_count = n_closed

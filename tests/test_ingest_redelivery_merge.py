@@ -1,0 +1,101 @@
+"""A re-delivery's merge touches only what changed (issue 21): the reference checks of sql/010
+probe each row of a small statement by index and join for a large one, and sql/063 closes and
+re-hashes only the file's changed rows and the features it no longer holds. Both ways must
+refuse the same bad references, and the hashes a re-delivery leaves must let the next one set
+every row aside. 100 m squares in EPSG:26915 (2.4711 acres each).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from ingest_helpers import rows, scalar, square, write_gpkg
+
+from etl.ingest import ingest
+
+BIG = 10_001  # one row past the statements the checks probe row by row (sql/010)
+
+
+def _parcels(path: Path, spec: dict[str, object], owner: dict[str, str] | None = None) -> Path:
+    return write_gpkg(path, [{"PIN": pin, "OWNER": (owner or {}).get(pin, f"owner of {pin}"),
+                              "geometry": square(g) if isinstance(g, int) else g}
+                             for pin, g in spec.items()])
+
+
+def _bulk_parcels(n: int, bad: str) -> str:
+    """n small parcels registered and inserted in one statement each; the last one's
+    `bad` column (parcel_id or batch_id) names nothing."""
+    return (
+        f"WITH k AS (SELECT i, nextval(pg_get_serial_sequence('core.feature', 'feature_id')) "
+        f"AS id FROM generate_series(1, {n}) i), "
+        "reg AS (INSERT INTO core.feature (feature_id, layer, plan_area_id, feature_key) "
+        "OVERRIDING SYSTEM VALUE SELECT id, 'parcel', 1, 'B' || i FROM k RETURNING 1) "
+        "INSERT INTO core.parcel (parcel_id, plan_area_id, pin, pin_normalized, geom, batch_id) "
+        f"SELECT CASE WHEN i = {n} AND '{bad}' = 'parcel_id' THEN 987654321 ELSE id END, 1, "
+        "'B' || i, 'B' || i, ST_Multi(ST_MakeEnvelope(490000 + i * 20, 5002000, "
+        "490010 + i * 20, 5002010, 26915)), "
+        f"CASE WHEN i = {n} AND '{bad}' = 'batch_id' THEN 777 END FROM k")
+
+
+@pytest.mark.parametrize("n", [2, BIG])
+@pytest.mark.parametrize("bad,message", [
+    ("parcel_id", "parcel_id = 987654321, which is not a parcel of this plan area"),
+    ("batch_id", "batch_id = 777, which is not a batch")])
+def test_an_insert_with_a_bad_reference_is_refused_small_or_large(
+        engine: sa.Engine, n: int, bad: str, message: str) -> None:
+    with pytest.raises(sa.exc.DBAPIError, match=message), engine.begin() as conn:
+        conn.execute(sa.text(_bulk_parcels(n, bad)))
+    assert scalar(engine, "SELECT count(*) FROM core.parcel") == 0
+
+
+@pytest.mark.parametrize("n", [2, BIG])
+def test_an_update_with_a_forged_batch_is_refused_small_or_large(
+        engine: sa.Engine, n: int) -> None:
+    with engine.begin() as conn:
+        conn.execute(sa.text(_bulk_parcels(n, "none")))
+    # every parcel changed in one statement, the new versions carrying a batch that is none
+    with pytest.raises(sa.exc.DBAPIError, match="batch_id = 779, which is not a batch"), \
+            engine.begin() as conn:
+        conn.execute(sa.text("UPDATE core.parcel SET pin = pin || 'x', batch_id = 779 "
+                             "WHERE valid_to IS NULL"))
+    assert rows(engine, "SELECT count(*), count(*) FILTER (WHERE pin LIKE '%x') "
+                        "FROM core.parcel")[0] == (n, 0)
+
+
+def test_each_kind_of_change_and_the_hashes_it_leaves(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {p: i for i, p in
+                                                              enumerate("ABCDEF")}))
+    # E edited in the database in between: its hash no longer names its current version
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE core.parcel SET geom = ST_Multi(ST_Translate(geom, 1, 0)) "
+                             "WHERE pin = 'E' AND valid_to IS NULL"))
+    before = {r.pin: r.version_id for r in rows(
+        engine, "SELECT pin, version_id FROM core.parcel WHERE valid_to IS NULL")}
+    # A: attribute only; B: geometry only; C: gone; D, F: as before; E: as first delivered
+    # (restores the square the edit moved); G: new
+    v2 = {"A": 0, "B": square(1, dx=5), "D": 3, "E": 4, "F": 5, "G": 6}
+    second = _parcels(tmp_path / "v2.gpkg", v2, owner={"A": "new owner"})
+    result = ingest(db_url, "parcel", second)
+    assert (result.inserted, result.changed, result.closed, result.unchanged) == (1, 2, 1, 3)
+    after = {r.pin: r.version_id for r in rows(
+        engine, "SELECT pin, version_id FROM core.parcel WHERE valid_to IS NULL")}
+    assert set(after) == set(v2)
+    assert [p for p in v2 if p in before and after[p] == before[p]] == ["A", "D", "F"]
+    assert scalar(engine, "SELECT ST_XMin(geom) FROM core.parcel WHERE pin = 'E' "
+                          "AND valid_to IS NULL") == scalar(
+        engine, "SELECT ST_XMin(geom) FROM core.parcel WHERE pin = 'D' AND valid_to IS NULL"
+    ) + 110
+    # one hash per current parcel, of its current version, none of C; A's is the new row's
+    assert rows(engine, "SELECT count(*), count(*) FILTER (WHERE p.valid_to IS NULL) "
+                        "FROM ops.ingest_row_hash h JOIN core.parcel p USING (version_id)")[0] \
+        == (6, 6)
+    # so the same features again, in another order (another file), are set aside whole
+    again = ingest(db_url, "parcel", _parcels(tmp_path / "v3.gpkg", dict(reversed(v2.items())),
+                                              owner={"A": "new owner"}))
+    assert again.status == "loaded"
+    assert (again.inserted, again.changed, again.closed, again.unchanged) == (0, 0, 0, 6)
+    assert scalar(engine, "SELECT unchanged_count FROM ops.batch WHERE batch_id = :b",
+                  b=again.batch_id) == 6
