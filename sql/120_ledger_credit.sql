@@ -146,38 +146,39 @@ LANGUAGE sql STABLE AS $$
                                   CASE WHEN r.permit_id IS NULL THEN r.district_project END) k
       ON (k.claim_on, k.entry) < (uo.claim_on, uo.entry) OR uo.entry IS NULL
     GROUP BY uo.owner_no
-  ), cw AS (
-    SELECT ledger.union_all(array_agg(c.geom ORDER BY c.version_id)) AS geom,
+  ), cw AS MATERIALIZED (     -- the plan boundary, once: joined to the owners below, not
+    SELECT ledger.union_all(array_agg(c.geom ORDER BY c.version_id)) AS geom,  -- carried
            array_agg(c.version_id ORDER BY c.version_id) AS versions
     FROM core.cwmp_area c
     WHERE c.valid_to IS NULL AND c.plan_area_id = p_plan_area_id
   ), parts AS MATERIALIZED (  -- once per owner: the SELECT below uses excluded three times
+    -- (not the plan boundary: a copy of it in every row was 938 MB written to disk by a
+    -- 5,000-owner chunk of the state, ten county outlines; the rows grew with the plan area
+    -- and the chunk at once)
     SELECT uo.owner_no, uo.versions, uo.wet_any, wet.versions AS wversions, wet.dversions,
-           buf.versions AS bversions, her.versions AS hversions, cw.versions AS cversions,
+           buf.versions AS bversions, her.versions AS hversions,
            older.versions AS oversions,
            uo.cert,
            ledger.minus(uo.cons, uo.cert) AS cons,
            ledger.minus(uo.prop, ledger.union_all(ARRAY[uo.cert, uo.cons])) AS prop,
            ledger.union_all(ARRAY[ledger.union_within(uo.wet_any, wet.parts), buf.geom, her.geom,
-                                  uo.upland, older.geom]) AS excluded,
-           cw.geom AS plan
+                                  uo.upland, older.geom]) AS excluded
     FROM uo
     LEFT JOIN wet ON wet.owner_no = uo.owner_no
     LEFT JOIN buf ON buf.owner_no = uo.owner_no
     LEFT JOIN her ON her.owner_no = uo.owner_no
     LEFT JOIN older ON older.owner_no = uo.owner_no
-    CROSS JOIN cw
   )
   SELECT p.owner_no,
-         ledger.minus(CASE WHEN p.plan IS NULL THEN p.cert ELSE ledger.meet(p.cert, p.plan) END,
-                      p.excluded),
-         ledger.minus(CASE WHEN p.plan IS NULL THEN p.cons ELSE ledger.meet(p.cons, p.plan) END,
-                      p.excluded),
-         ledger.minus(CASE WHEN p.plan IS NULL THEN p.prop ELSE ledger.meet(p.prop, p.plan) END,
-                      p.excluded),
+         ledger.minus(CASE WHEN cw.geom IS NULL THEN p.cert ELSE ledger.meet(p.cert, cw.geom)
+                      END, p.excluded),
+         ledger.minus(CASE WHEN cw.geom IS NULL THEN p.cons ELSE ledger.meet(p.cons, cw.geom)
+                      END, p.excluded),
+         ledger.minus(CASE WHEN cw.geom IS NULL THEN p.prop ELSE ledger.meet(p.prop, cw.geom)
+                      END, p.excluded),
          p.versions, p.wversions, p.dversions, p.bversions, p.hversions,
-         CASE WHEN p.wet_any IS NULL THEN NULL ELSE p.cversions END, p.oversions
-  FROM parts p
+         CASE WHEN p.wet_any IS NULL THEN NULL ELSE cw.versions END, p.oversions
+  FROM parts p CROSS JOIN cw
 $$;
 COMMENT ON FUNCTION ledger.credit_measures(integer, bigint[], text[], date[], integer[]) IS
   'Replacement credit of owners (parallel arrays: permit id or NULL, District project, baseline '
