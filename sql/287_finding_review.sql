@@ -61,7 +61,6 @@ SET search_path = pg_catalog, checks, core, public, pg_temp AS $$
 DECLARE
   r checks.run;
   v_at timestamptz := clock_timestamp();
-  n integer;
 BEGIN
   SELECT * INTO r FROM checks.run x WHERE x.run_id = p_run_id;
   IF NOT FOUND THEN
@@ -75,8 +74,12 @@ BEGIN
   PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('rulem-db finding review'),
                                            r.plan_area_id);
 
-  -- every identity the run found, new ones opened
-  WITH k AS (
+  -- every identity the run found, new ones opened, and each finding linked to its identity:
+  -- one statement, so the keys (a window over every finding of the run) are computed once.
+  -- The new identities come from RETURNING, the existing ones from the statement's snapshot:
+  -- the two are disjoint (ON CONFLICT DO NOTHING), and the advisory lock above keeps another
+  -- run of the plan area from adding one in between.
+  WITH k AS MATERIALIZED (
     SELECT f.*, fk.finding_key FROM checks.finding_keys(p_run_id) fk
     JOIN checks.finding f ON f.finding_id = fk.finding_id
   ), added AS (
@@ -88,19 +91,21 @@ BEGIN
            k.feature_id, 'open', session_user, v_at, v_at, p_run_id, p_run_id
     FROM k
     ON CONFLICT (plan_area_id, finding_key) DO NOTHING
-    RETURNING finding_case_id
+    RETURNING finding_case_id, finding_key
   ), found AS (
     INSERT INTO checks.finding_review (finding_case_id, event, review_state, run_id,
                                        changed_at)
     SELECT a.finding_case_id, 'found', 'open', p_run_id, v_at FROM added a
+  ), cases AS (
+    SELECT a.finding_case_id, a.finding_key FROM added a
+    UNION ALL
+    SELECT c.finding_case_id, c.finding_key
+    FROM k JOIN checks.finding_case c ON c.plan_area_id = r.plan_area_id
+                                     AND c.finding_key = k.finding_key
   )
-  SELECT count(*) INTO n FROM added;
-
   INSERT INTO checks.finding_occurrence (finding_id, finding_case_id, run_id)
-  SELECT fk.finding_id, c.finding_case_id, p_run_id
-  FROM checks.finding_keys(p_run_id) fk
-  JOIN checks.finding_case c ON c.plan_area_id = r.plan_area_id
-                            AND c.finding_key = fk.finding_key;
+  SELECT k.finding_id, cs.finding_case_id, p_run_id
+  FROM k JOIN cases cs ON cs.finding_key = k.finding_key;
 
   -- found again after it was resolved: open again
   WITH again AS (
@@ -130,8 +135,12 @@ BEGIN
            reviewed_at = v_at, last_run_id = p_run_id
      WHERE c.plan_area_id = r.plan_area_id AND c.review_state <> 'resolved'
        AND (r.permit_id IS NULL OR c.permit_id = r.permit_id)
-       AND NOT EXISTS (SELECT 1 FROM checks.finding_occurrence o
-                       WHERE o.run_id = p_run_id AND o.finding_case_id = c.finding_case_id)
+       -- NOT IN, a hashed subplan: the run's occurrences were written in this transaction
+       -- and are not in the statistics yet (estimated at one row), and NOT EXISTS was planned
+       -- as a nested loop over them per case (50,000,000 comparisons, 4 s, on the county)
+       AND c.finding_case_id NOT IN (SELECT o.finding_case_id
+                                     FROM checks.finding_occurrence o
+                                     WHERE o.run_id = p_run_id)
        AND CASE WHEN c.permit_id IS NULL
                 THEN r.permit_id IS NULL
                      AND EXISTS (SELECT 1 FROM checks.rule_check rc
