@@ -15,7 +15,7 @@ by feature_id alone (a feature id is unique across layers and plan areas): the c
 to keep for the 100,000 rows a first load adds.
 
 Revision ID: 0030
-Revises: 0029
+Revises: 0028
 Create Date: 2026-12-02
 """
 from collections.abc import Sequence
@@ -25,7 +25,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql as pg
 
 revision: str = "0030"
-down_revision: str | None = "0029"
+down_revision: str | None = "0028"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
