@@ -524,6 +524,9 @@ BEGIN
       GROUP BY c.plan_area_id, c.permit_id, c.district_project
     ) o
     GROUP BY o.plan_area_id
+    -- Plan areas in a fixed order: each posting locks its plan area's totals row
+    -- (sql/165), so two chunks spanning the same plan areas take them in the same order.
+    ORDER BY o.plan_area_id
   LOOP
     PERFORM ledger.post(p_run_id, g.plan_area_id, g.permits, g.projects, g.reasons);
   END LOOP;
