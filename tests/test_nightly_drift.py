@@ -67,3 +67,18 @@ def test_a_corrupted_total_fails_the_night_before_the_checks(db_url, engine, tmp
         status, message = conn.execute(sa.text(
             "SELECT status, message FROM ops.run ORDER BY run_id DESC LIMIT 1")).one()
     assert (status, message) == ("failed", LINE)
+
+
+def test_after_a_posting_night_every_level_is_checked(db_url, engine, tmp_path):
+    """A parcel's total is not a plan-wide figure: it is checked on nights that post."""
+    _site(engine)
+    with nightly.database(db_url):
+        nightly.nightly_reconciliation.fn(reports=str(tmp_path / "first"), started_via="command")
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE ledger.parcel_total SET required = required + 1"))
+        permit = conn.execute(sa.text("SELECT permit_id FROM core.permit")).scalar_one()
+        s.impact(conn, permit, "fill", at(100, 0, 200, 100), "i2")  # 2.4711 ac more
+    with nightly.database(db_url), pytest.raises(Exception) as failed:
+        nightly.nightly_reconciliation.fn(reports=str(tmp_path / "second"),
+                                          started_via="command")
+    assert str(failed.value) == LINE

@@ -1,0 +1,28 @@
+-- 288_nightly_totals_guard: how many kept ledger totals differ from the entries, fast enough
+-- for every nightly run (flows/tasks.py check_ledger_totals: after the ledger step, before
+-- the checks; a difference fails the night and no report is written).
+-- Why not count(*) FROM ledger.totals_drift() itself: it pairs the stored and the summed
+-- figures with key_id IS NOT DISTINCT FROM key_id, which a hash or merge join cannot use, so
+-- the full join matched every parcel's figure of a measure against every other's (9 s on the
+-- county, 5,359 parcels). Here the same two sides (ledger.totals_stored(),
+-- ledger.totals_from_entries(), sql/165) are paired on coalesce(key_id, 0) (feature ids start
+-- at 1; the plan level has none): the same count, 0.36 s on the county.
+-- p_plan_only: only the plan-wide figures (pub.plan_balance's, the deficit counts included),
+-- 0.05 s on the county: the nightly's check when it posted nothing, so that a quiet night
+-- stays quiet; after a night that posted entries every level is checked.
+CREATE OR REPLACE FUNCTION ops.totals_drift_count(p_plan_only boolean DEFAULT false)
+RETURNS bigint LANGUAGE sql STABLE SET search_path = pg_catalog, ledger, pg_temp AS $$
+  SELECT count(*)
+  FROM (SELECT * FROM ledger.totals_stored() t WHERE NOT p_plan_only OR t.level = 'plan') s
+  FULL JOIN (SELECT * FROM ledger.totals_from_entries() t
+             WHERE NOT p_plan_only OR t.level = 'plan') e
+    ON e.level = s.level AND e.plan_area_id = s.plan_area_id
+   AND coalesce(e.key_id, 0) = coalesce(s.key_id, 0) AND e.measure = s.measure
+  WHERE coalesce(s.acres, 0) <> coalesce(e.acres, 0)
+$$;
+COMMENT ON FUNCTION ops.totals_drift_count(boolean) IS
+  'The number of rows of ledger.totals_drift() (p_plan_only: of its plan level), counted with '
+  'a hashable join: the nightly''s guard before its checks and report.';
+
+REVOKE ALL ON FUNCTION ops.totals_drift_count(boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ops.totals_drift_count(boolean) TO rulem_etl;
