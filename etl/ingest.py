@@ -7,8 +7,10 @@ What happens, all in one transaction (so any refusal leaves every table exactly 
 2. the same file again (same SHA-256 and options as the last load of its scope) is a no-op,
    recorded as a batch with status 'duplicate';
 3. a batch row, then COPY of the features in bounded batches into staging.b<batch>;
-   for a layer-wide file, ops.ingest_set_aside (sql/063) sets aside the rows delivered exactly
-   as the rows behind their features' current versions (a re-delivery's unchanged features);
+   for a layer-wide file, the reader sets aside the rows delivered exactly as the rows behind
+   their features' current versions (a re-delivery's unchanged features: etl.redelivery,
+   sql/063), which never reach staging; the file is staged whole when the settings they were
+   delivered under differ;
 4. ops.ingest_prepare (sql/061) validates every feature at once and records every problem;
    errors refuse the file, unless bad features are to be skipped;
 5. ops.ingest_apply merges: new versions only for new and changed features, closes the
@@ -30,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import sqlalchemy as sa
 
 from etl import crs as crsmod
@@ -48,6 +52,8 @@ from etl.memory import release_free_memory
 from etl.problems import IngestError, IngestRefused, Problem, refuse
 from etl.progress import Progress, Silent
 from etl.reading import ReadLog, ahead, batches
+from etl.redelivery import Aside, Prior
+from etl.row_digest import digests
 from etl.sources import Source, file_sha256, open_source
 from rulem_db import db
 from rulem_db.catalogue.layers import BY_NAME, Layer
@@ -274,7 +280,12 @@ class _Ingest:
              "size": _size(self.path), "options": json.dumps(options)}).scalar_one()
         conn.execute(sa.text("SELECT set_config('rulem.batch_id', :b, true)"),
                      {"b": str(batch_id)})
-        fields, rows, log = self._stage(conn, src, batch_id)
+        candidate = self._hash_candidate(src, plans)
+        prior = Prior()
+        if candidate:
+            self.progress.stage("fetching row hashes")
+            prior = Prior.fetch(conn, self.target.name, plan_area_id)
+        fields, rows, log, aside = self._stage(conn, src, batch_id, prior, candidate)
         if self.permit_field is not None:
             self._permit_conflict(conn, batch_id, fields)
         source_crs = None
@@ -295,10 +306,22 @@ class _Ingest:
         spec = self._spec(batch_id, plan_area_id, work_srid, source_crs, fields, plans)
         hashed = self._hashed(spec)
         set_aside = 0
+        if hashed != candidate or aside.rows:
+            context = bytes(conn.execute(sa.text(
+                "SELECT decode(ops.ingest_row_context(CAST(:s AS jsonb)), 'hex')"),
+                {"s": json.dumps(spec)}).scalar_one())
+            if hashed != candidate or not aside.all_under(context):
+                # rows were set aside under other settings, plan boundary or tolerance (or
+                # the file is not one whose rows can be): read and stage it whole
+                conn.execute(sa.text("SELECT ops.ingest_cleanup(:b)"), {"b": batch_id})
+                fields, rows, log, aside = self._stage(conn, src, batch_id, Prior(), hashed)
+                if src.has_geometry:
+                    source_crs = self._source_crs(conn, src, work_srid, self.crs_given,
+                                                  f"staging.b{batch_id}")
+                spec = self._spec(batch_id, plan_area_id, work_srid, source_crs, fields, plans)
         if hashed:
             self.progress.stage("comparing")
-            set_aside = conn.execute(sa.text("SELECT ops.ingest_set_aside(CAST(:s AS jsonb))"),
-                                     {"s": json.dumps(spec)}).scalar_one()
+            set_aside = aside.copy_to(conn, batch_id)
             if set_aside:
                 self.notes.append(f"{set_aside:,} features delivered exactly as before (the "
                                   "rows behind their current versions) were set aside "
@@ -329,6 +352,17 @@ class _Ingest:
         for text in self.notes + ([source_crs.note] if source_crs and source_crs.note else []):
             self._note(conn, batch_id, "info", None, text)
         return self._finish(conn, batch_id, rows, counts, record)
+
+    def _hash_candidate(self, src: Source, plans: list[ColumnPlan]) -> bool:
+        """_hashed, known before the file is staged (from the file's fields and the column
+        plans rather than the spec): whether the reader makes each row's digest."""
+        return (self.mode == "layer" and not self.records
+                and scope_of(self.target, self.patch) == "layer"
+                and self.target.geometry is not None and src.has_geometry
+                and (self.target.key != "source_fid"
+                     or key_field(tuple(src.fields), self.mapping) is not None)
+                and self.permit is None and self.delineation_no is None
+                and not any(p.col.ref_layer for p in plans))
 
     def _hashed(self, spec: dict[str, Any]) -> bool:
         """Whether this file's rows are compared with the rows behind the current versions
@@ -397,18 +431,22 @@ class _Ingest:
         bounds = None if extent[0] is None else tuple(float(v) for v in extent)
         return crsmod.resolve(src.name, src.crs, given, work_srid, known, bounds)
 
-    def _stage(self, conn: sa.Connection, src: Source,
-               batch_id: int) -> tuple[list[staging.StagedField], int, ReadLog]:
+    def _stage(self, conn: sa.Connection, src: Source, batch_id: int, prior: Prior,
+               hashed: bool) -> tuple[list[staging.StagedField], int, ReadLog, Aside]:
         """Read the file and COPY it into staging.b<batch>: a reader thread reads and converts
-        the next batch while the database parses this one (etl.reading.ahead)."""
+        the next batch while the database parses this one (etl.reading.ahead). With hashed,
+        each row's digest is made as it is read, and the rows delivered as the prior rows
+        (etl.redelivery) are set aside there instead of staged. Returns the rows read."""
         self.progress.stage("reading")
         table = f"staging.b{batch_id}"
         log = ReadLog()
+        aside = Aside(prior=prior)
         cur = conn.connection.dbapi_connection.cursor()
         fields: list[staging.StagedField] | None = None
         rows = 0
         try:
-            for batch_fields, n, text in ahead(self._csv_batches(src, log)):
+            for batch_fields, n, text in ahead(self._csv_batches(src, log,
+                                                                 aside if hashed else None)):
                 if fields is None:
                     fields = batch_fields
                     staging.create_table(cur, table, fields)
@@ -421,11 +459,12 @@ class _Ingest:
             cur.close()
         if fields is None or rows == 0:
             raise refuse(self.file, "holds no features that GDAL could read; check the export")
-        return fields, rows, log
+        return fields, rows, log, aside
 
-    def _csv_batches(self, src: Source, log: ReadLog) -> Iterator[
+    def _csv_batches(self, src: Source, log: ReadLog, aside: Aside | None) -> Iterator[
             tuple[list[staging.StagedField], int, io.BytesIO]]:
-        """The file's batches as COPY text, with the staging columns (from the first batch)."""
+        """The file's batches as COPY text, with the staging columns (from the first batch)
+        and the number of rows read; with aside, only the rows not set aside."""
         fields: list[staging.StagedField] | None = None
         first = 0
         found = nul.Found(src.name)
@@ -435,8 +474,15 @@ class _Ingest:
                 found.refuse()
             if fields is None:
                 fields = staging.plan_fields(batch.schema)
-            yield fields, batch.num_rows, staging.csv_rows(fields, batch, first)
-            first += batch.num_rows
+            n = batch.num_rows
+            if aside is None:
+                yield fields, n, staging.csv_rows(fields, batch, first)
+            else:
+                keep = aside.split(digests(fields, batch), first)
+                numbers = np.flatnonzero(keep) + first
+                yield fields, n, staging.csv_rows(fields, batch.filter(pa.array(keep)), first,
+                                                  numbers)
+            first += n
 
     def _spec(self, batch_id: int, plan_area_id: int, work_srid: int,
               source_crs: crsmod.SourceCRS | None, fields: list[staging.StagedField],

@@ -89,21 +89,24 @@ def copy_batch(cur, table: str, fields: list[StagedField], batch: pa.RecordBatch
     copy_csv(cur, table, fields, csv_rows(fields, batch, first_row))
 
 
-def csv_rows(fields: list[StagedField], batch: pa.RecordBatch, first_row: int) -> io.BytesIO:
-    """One batch as the CSV text COPY reads (no header), rows numbered from first_row. Apart
-    from copy_csv so that a reader thread can build the next batch's text while the database
+def csv_rows(fields: list[StagedField], batch: pa.RecordBatch, first_row: int,
+             row_numbers: np.ndarray | None = None) -> io.BytesIO:
+    """One batch as the CSV text COPY reads (no header), rows numbered from first_row (or by
+    row_numbers: their places in the file, when rows set aside were taken out). Apart from
+    copy_csv so that a reader thread can build the next batch's text while the database
     parses this one's (etl.reading.ahead)."""
     n = batch.num_rows
     buf = io.BytesIO()
     if n == 0:
         return buf
     names = batch.schema.names
-    cols: list[pa.Array] = [pa.array(np.arange(first_row, first_row + n, dtype=np.int64)),
-                            batch.column(names.index("_fid"))]
+    numbers = np.arange(first_row, first_row + n, dtype=np.int64) if row_numbers is None \
+        else row_numbers.astype(np.int64)
+    cols: list[pa.Array] = [pa.array(numbers), batch.column(names.index("_fid"))]
     geom = batch.column(names.index("_geom")) if "_geom" in names else None
     cols.append(wkb_hex(geom) if geom is not None else pa.nulls(n, pa.string()))
     for f in fields:
-        cols.append(_csv_ready(batch.column(names.index(f.name)), f.pg_type))
+        cols.append(csv_ready(batch.column(names.index(f.name)), f.pg_type))
     pacsv.write_csv(pa.Table.from_arrays(cols, names=_columns(fields)), buf,
                     pacsv.WriteOptions(include_header=False))
     buf.seek(0)
@@ -143,8 +146,9 @@ def wkb_hex(arr: pa.Array) -> pa.Array:
                                  null_count=arr.null_count)
 
 
-def _csv_ready(arr: pa.Array, pg: str) -> pa.Array:
-    """A column in a form pyarrow's CSV writer takes and PostgreSQL's COPY reads back."""
+def csv_ready(arr: pa.Array, pg: str) -> pa.Array:
+    """A column in a form pyarrow's CSV writer takes and PostgreSQL's COPY reads back (also
+    what a row's digest is made of, etl.row_digest)."""
     if isinstance(arr, pa.ChunkedArray):
         arr = pa.concat_arrays(arr.chunks)
     t = arr.type

@@ -1,32 +1,31 @@
 -- 063_ingest_unchanged: a re-delivered layer prepares and merges only what changed (issue 21).
---   A weekly refresh of 100,000 parcels of which 1 % changed was validated (every geometry
---   checked, repaired, tested against the plan boundary) and compared with its current
---   version in full to write 1,400 rows. Each feature a layer-wide ingest makes current now
---   keeps the MD5 of the row it was loaded from (ops.ingest_row_hash, revision 0030): every
---   staged field and the geometry as read, after a context that holds the ingest's settings
---   (the spec without its batch), the plan boundary's current versions and the area
---   tolerance, so a row counts as delivered before only under the same rules.
---   * ops.ingest_set_aside, after staging and before ops.ingest_prepare (061): rows whose hash
---     is a current version's (and appears once in the file) leave staging.b<batch> for
---     staging.b<batch>_same; prepare and apply see only the rest. When it sets rows aside the
---     caller runs apply without a scope (it closes nothing), since apply would close every
---     feature it did not see.
+--   A weekly refresh of 100,000 parcels of which 1 % changed was read into staging, validated
+--   (every geometry checked, repaired, tested against the plan boundary) and compared with its
+--   current version in full to write 1,400 rows. Each feature a layer-wide ingest makes current
+--   now keeps the hash of the row it was loaded from (ops.ingest_row_hash, revision 0030):
+--   row_hash = the MD5 of the ingest's context (ops.ingest_row_context: the spec without its
+--   batch, the plan boundary's current versions, the area tolerance; 16 bytes) followed by the
+--   row's digest (16 bytes), which the reader makes as it reads (etl.row_digest: the WKB and
+--   every field as staged; the one definition, never recomputed here). So a row counts as
+--   delivered before only under the same rules.
+--   * ops.ingest_current_hashes, before reading: the layer's current versions' hashes, packed,
+--     for the reader (etl.redelivery), which sets aside the rows whose digest is one of them:
+--     only their places in the file and their features reach the database
+--     (staging.b<batch>_same); the rest is staged with its digest (staging.b<batch>_hash).
+--     When rows were set aside the caller runs apply without a scope (it closes nothing),
+--     since apply would close every feature it did not see.
 --   * ops.ingest_keep_hashes, after ops.ingest_apply: refuses a file whose changed rows carry
 --     the key of a row set aside (a duplicated key, which prepare could not see); closes the
 --     features of the layer that the file no longer holds (neither set aside nor prepared, as
 --     apply does); records the hashes of the rows it made current; counts the set-aside rows
 --     as unchanged in ops.batch.
--- ops.ingest_set_aside joins whole layers (every staged row with every current version):
--- right after a bulk load the planner still sees the layer as it was before it (the etl role
--- may not ANALYZE core tables) and picks index lookups per row, 100,000 of them;
--- enable_nestloop = off keeps it to hash and merge joins, the plan for any size.
+-- Only for layer-wide files keyed by a field or a natural key, with no column referencing
+-- another layer (etl.ingest decides): there the outcome of a row depends on the row and the
+-- context alone.
 -- ops.ingest_keep_hashes touches only the file's changed rows and the features it no longer
 -- holds: index probes written so no plan can make them joins over the layer (scalar
 -- subqueries, = ANY (ARRAY(...)), lateral subqueries kept by OFFSET 0); the one list it reads
 -- in full is the layer's registry (which features the file no longer holds), hash-joined.
--- Only for layer-wide files keyed by a field or a natural key, with no column referencing
--- another layer (etl.ingest decides): there the outcome of a row depends on the row and the
--- context alone.
 
 CREATE OR REPLACE FUNCTION ops.ingest_row_context(p_spec jsonb) RETURNS text
 LANGUAGE sql STABLE AS $$
@@ -42,44 +41,26 @@ COMMENT ON FUNCTION ops.ingest_row_context(jsonb) IS
   'Ingest: what a delivered row''s outcome depends on besides the row (settings, plan boundary, '
   'area tolerance), hashed; part of every row hash of ops.ingest_row_hash.';
 
-CREATE OR REPLACE FUNCTION ops.ingest_set_aside(p_spec jsonb) RETURNS bigint
-LANGUAGE plpgsql SET jit = off SET work_mem = '128MB' SET enable_nestloop = off AS $$
-DECLARE
-  b      bigint := (p_spec ->> 'batch_id')::bigint;
-  lyr    text := p_spec ->> 'layer';
-  pa     integer := (p_spec ->> 'plan_area_id')::integer;
-  stg    text := ops.ingest_table(b);
-  hashes text := ops.ingest_table(b, 'hash');
-  same   text := ops.ingest_table(b, 'same');
-  cols   text;
-  n      bigint;
+DROP FUNCTION IF EXISTS ops.ingest_set_aside(jsonb);
+-- packed (three bytea values: the hashes, then the feature and version ids as 8-byte
+-- integers, in the same order: three aggregates of one input stream, unsorted), so that the
+-- driver makes three Python objects, not 300,000;
+-- hash joined whatever the planner thinks the layer holds right after a bulk load
+CREATE OR REPLACE FUNCTION ops.ingest_current_hashes(p_layer text, p_plan_area_id integer,
+  OUT hashes bytea, OUT feature_ids bytea, OUT version_ids bytea)
+LANGUAGE plpgsql STABLE SET jit = off SET work_mem = '128MB' SET enable_nestloop = off AS $$
 BEGIN
-  SELECT string_agg(format('s.%I', f ->> 'col'), ', ' ORDER BY ord) INTO cols
-  FROM jsonb_array_elements(coalesce(p_spec -> 'fields', '[]')) WITH ORDINALITY x(f, ord);
   EXECUTE format(
-    'CREATE UNLOGGED TABLE %1$s AS SELECT s._row, '
-    '  decode(md5(coalesce(s._geom::bytea, ''\x''::bytea) || convert_to(%2$L || ROW(%3$s)::text, '
-    '  ''UTF8'')), ''hex'') AS h FROM %4$s s',
-    hashes, ops.ingest_row_context(p_spec), coalesce(cols, ''), stg);
-  EXECUTE format(
-    'CREATE UNLOGGED TABLE %1$s AS '
-    'SELECT x._row, r.feature_id, r.version_id FROM ('
-    '  SELECT _row, h, count(*) OVER (PARTITION BY h) AS n FROM %2$s) x '
-    'JOIN ops.ingest_row_hash r ON r.layer = %3$L AND r.plan_area_id = %4$s AND r.row_hash = x.h '
-    'JOIN core.%5$I t ON t.version_id = r.version_id AND t.valid_to IS NULL '
-    'WHERE x.n = 1',
-    same, hashes, lyr, pa, lyr);
-  EXECUTE format('SELECT count(*) FROM %s', same) INTO n;
-  IF n > 0 THEN
-    EXECUTE format('DELETE FROM %1$s s USING %2$s a WHERE a._row = s._row', stg, same);
-    EXECUTE format('CREATE INDEX ON %s (feature_id)', same);
-    EXECUTE format('ANALYZE %s', same);
-  END IF;
-  RETURN n;
+    'SELECT string_agg(r.row_hash, ''''::bytea), string_agg(int8send(r.feature_id), '
+    '       ''''::bytea), string_agg(int8send(r.version_id), ''''::bytea) '
+    'FROM ops.ingest_row_hash r JOIN core.%I t ON t.version_id = r.version_id '
+    '  AND t.valid_to IS NULL '
+    'WHERE r.layer = $1 AND r.plan_area_id = $2 AND length(r.row_hash) = 32',
+    p_layer) INTO hashes, feature_ids, version_ids USING p_layer, p_plan_area_id;
 END $$;
-COMMENT ON FUNCTION ops.ingest_set_aside(jsonb) IS
-  'Ingest: hashes every staged row and moves the rows delivered exactly as their feature''s '
-  'current version out of staging (into b<batch>_same); returns how many.';
+COMMENT ON FUNCTION ops.ingest_current_hashes(text, integer) IS
+  'Ingest: the row hashes of a layer''s current versions, with their features and versions, '
+  'packed for the reader that sets aside the rows delivered as before (etl.redelivery).';
 
 CREATE OR REPLACE FUNCTION ops.ingest_keep_hashes(p_spec jsonb, p_set_aside bigint)
 RETURNS jsonb LANGUAGE plpgsql SET jit = off SET work_mem = '128MB'
@@ -158,11 +139,11 @@ BEGIN
   END IF;
   EXECUTE format(
     'INSERT INTO ops.ingest_row_hash (layer, plan_area_id, feature_id, version_id, row_hash) '
-    'SELECT %1$L, %2$s, m._id, v.version_id, h.h FROM %3$s m '
+    'SELECT %1$L, %2$s, m._id, v.version_id, %7$L::bytea || h.h FROM %3$s m '
     'JOIN %4$s h USING (_row) '
     'JOIN LATERAL (SELECT t.version_id FROM core.%5$I t WHERE t.%6$I = m._id '
     '  AND t.valid_to IS NULL OFFSET 0) v ON true',
-    lyr, pa, good, hashes, lyr, id_col);
+    lyr, pa, good, hashes, lyr, id_col, decode(ops.ingest_row_context(p_spec), 'hex'));
   IF p_set_aside > 0 THEN
     UPDATE ops.batch SET unchanged_count = coalesce(unchanged_count, 0) + p_set_aside,
                          closed_count = n_closed
@@ -174,8 +155,8 @@ COMMENT ON FUNCTION ops.ingest_keep_hashes(jsonb, bigint) IS
   'Ingest: after the merge of a layer-wide file, closes what the file no longer holds when rows '
   'were set aside, and records the hash of the row behind each current version.';
 
-REVOKE ALL ON FUNCTION ops.ingest_row_context(jsonb), ops.ingest_set_aside(jsonb),
+REVOKE ALL ON FUNCTION ops.ingest_row_context(jsonb), ops.ingest_current_hashes(text, integer),
   ops.ingest_keep_hashes(jsonb, bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ops.ingest_row_context(jsonb), ops.ingest_set_aside(jsonb),
+GRANT EXECUTE ON FUNCTION ops.ingest_row_context(jsonb), ops.ingest_current_hashes(text, integer),
   ops.ingest_keep_hashes(jsonb, bigint) TO rulem_etl;
 GRANT SELECT, INSERT, DELETE ON ops.ingest_row_hash TO rulem_etl;

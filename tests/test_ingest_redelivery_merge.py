@@ -1,8 +1,9 @@
-"""A re-delivery's merge touches only what changed (issue 21): the reference checks of sql/010
-probe each row of a small statement by index and join for a large one, and sql/063 closes and
-re-hashes only the file's changed rows and the features it no longer holds. Both ways must
-refuse the same bad references, and the hashes a re-delivery leaves must let the next one set
-every row aside. 100 m squares in EPSG:26915 (2.4711 acres each).
+"""A re-delivery costs what changed (issue 21): the reader sets aside the rows delivered as
+before (etl.redelivery), the reference checks of sql/010 probe each row of a small statement by
+index and join for a large one, and sql/063 closes and re-hashes only the file's changed rows
+and the features it no longer holds. Both ways must refuse the same bad references, the hashes
+a re-delivery leaves must let the next one set every row aside, and a row set aside twice is
+still a repeated key. 100 m squares in EPSG:26915 (2.4711 acres each).
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from ingest_helpers import rows, scalar, square, write_gpkg
+from ingest_helpers import fingerprint, rows, scalar, square, write_gpkg
 
 from etl.ingest import ingest
+from etl.problems import IngestRefused
 
 BIG = 10_001  # one row past the statements the checks probe row by row (sql/010)
 
@@ -99,3 +101,32 @@ def test_each_kind_of_change_and_the_hashes_it_leaves(
     assert (again.inserted, again.changed, again.closed, again.unchanged) == (0, 0, 0, 6)
     assert scalar(engine, "SELECT unchanged_count FROM ops.batch WHERE batch_id = :b",
                   b=again.batch_id) == 6
+
+
+def test_a_file_that_only_lost_a_feature_stages_nothing_and_closes_it(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1, "C": 2}))
+    before = {r.pin: r.version_id for r in rows(
+        engine, "SELECT pin, version_id FROM core.parcel WHERE valid_to IS NULL")}
+    # every row of the file set aside by the reader: nothing is staged, validated or merged
+    result = ingest(db_url, "parcel", _parcels(tmp_path / "v2.gpkg", {"A": 0, "C": 2}))
+    assert (result.inserted, result.changed, result.closed, result.unchanged) == (0, 0, 1, 2)
+    assert {r.pin: r.version_id for r in rows(
+        engine, "SELECT pin, version_id FROM core.parcel WHERE valid_to IS NULL")} == \
+        {"A": before["A"], "C": before["C"]}
+    assert scalar(engine, "SELECT count(*) FROM ops.ingest_row_hash") == 2
+
+
+def test_a_row_delivered_twice_as_before_is_refused_and_changes_nothing(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1}))
+    before = fingerprint(engine)
+    # A twice, exactly as first delivered: the reader sets aside the first copy only
+    twice = write_gpkg(tmp_path / "v2.gpkg", [
+        {"PIN": pin, "OWNER": f"owner of {pin}", "geometry": square(i)}
+        for pin, i in (("A", 0), ("B", 1), ("A", 0))])
+    with pytest.raises(IngestRefused) as refused:
+        ingest(db_url, "parcel", twice)
+    assert any("'A'" in line and "more than once" in line
+               for line in refused.value.lines())
+    assert fingerprint(engine) == before
