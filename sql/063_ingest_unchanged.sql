@@ -102,11 +102,7 @@ BEGIN
     -- features that are not among them (the narrow registry, not the layer's versions, is
     -- read); each candidate's current version, if any, is found by index and closed.
     EXECUTE format(
-      'CREATE UNLOGGED TABLE %1$s AS SELECT feature_id AS id FROM %2$s '
-      'UNION ALL SELECT %3$s FROM %4$s p',
-      keep, same, fid_of, prep);
-    EXECUTE format('CREATE INDEX ON %s (id)', keep);
-    EXECUTE format('ANALYZE %s', keep);
+      'CREATE UNLOGGED TABLE %1$s AS SELECT %2$s AS id FROM %3$s p', keep, fid_of, prep);
     -- a hash anti-join of the two lists, whatever the planner thinks the registry holds; only
     -- for this statement (a function-wide setting reached the layer's statement triggers
     -- below too: the ledger queue's lookups of 200 closed parcels became a hash of 100,000)
@@ -114,8 +110,9 @@ BEGIN
     EXECUTE format(
       'CREATE UNLOGGED TABLE %1$s AS SELECT f.feature_id AS id FROM core.feature f '
       'WHERE f.layer = %2$L AND f.plan_area_id = %3$s '
-      '  AND NOT EXISTS (SELECT 1 FROM %4$s k WHERE k.id = f.feature_id)',
-      gone, lyr, pa, keep);
+      '  AND NOT EXISTS (SELECT 1 FROM %4$s s WHERE s.feature_id = f.feature_id) '
+      '  AND NOT EXISTS (SELECT 1 FROM %5$s k WHERE k.id = f.feature_id)',
+      gone, lyr, pa, same, keep);
     PERFORM set_config('enable_nestloop', nestloop, true);
     EXECUTE format('ANALYZE %s', gone);
     -- = ANY (ARRAY(...)): index scans of the listed versions, whatever joins are allowed
