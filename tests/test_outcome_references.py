@@ -60,3 +60,31 @@ def test_a_bad_reference_is_refused_in_one_line(engine, refs, change, message):
     first = str(refused.value.orig).splitlines()[0]
     assert re.match(message, first), first
     assert _count(engine) == 0
+
+
+FINDING = ("INSERT INTO checks.finding (run_id, plan_area_id, paragraph, check_code, severity, "
+           "permit_id, parcel_id, message) "
+           "VALUES (:run, :plan, :paragraph, :check, 'error', :permit, :parcel, 'x')")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({}, None),
+    ({"run": 999999}, r"^checks\.finding: run_id 999999 is not a check run of plan area \d+"),
+    ({"parcel": 999999}, r"^checks\.finding: parcel_id 999999 is not a feature"),
+    ({"check": "no_such_check"},
+     r"^checks\.finding: check \S+ no_such_check is not in the catalogue"),
+])
+def test_a_finding_with_a_bad_reference_is_refused(engine, refs, change, message):
+    row = {**refs, **change}
+    if message is None:
+        with engine.begin() as conn:
+            conn.execute(sa.text(FINDING), row)
+        expected = 1
+    else:
+        with pytest.raises(sa.exc.IntegrityError) as refused, engine.begin() as conn:
+            conn.execute(sa.text(FINDING), row)
+        first = str(refused.value.orig).splitlines()[0]
+        assert re.match(message, first), first
+        expected = 0
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM checks.finding")).scalar_one() == expected
