@@ -7,9 +7,10 @@ hash of the row each current version was loaded from (sql/063), a re-delivery se
 rows delivered exactly as before, before any validation or write, and prepares and merges only
 the rest.
 
-ops.ingest_row_hash: one row per feature loaded by a layer-wide ingest: the MD5 of its
-delivered row (every staged field and the geometry as read, under the ingest's settings) and
-the version it made current. A hash counts only while that version is still current (an edit
+ops.ingest_row_hash: one row per feature loaded by a layer-wide ingest: the hash of its
+delivered row (32 bytes: the MD5 of the ingest's settings, plan boundary and tolerance, then
+the MD5 digest the reader makes of the row's geometry and fields, etl/row_digest.py) and the
+version it made current. A hash counts only while that version is still current (an edit
 or another load makes it stale), so the table never has to be right, only never wrong. Keyed
 by feature_id alone (a feature id is unique across layers and plan areas): the cheapest index
 to keep for the 100,000 rows a first load adds.
