@@ -256,13 +256,16 @@ CREATE OR REPLACE FUNCTION ledger.totals_drift()
 RETURNS TABLE (level text, plan_area_id integer, key_id bigint, measure text,
                stored numeric, from_entries numeric)
 LANGUAGE sql STABLE AS $$
+  -- Paired on coalesce(key_id, 0) (feature ids start at 1; the plan level has none), which a
+  -- hash join can use: IS NOT DISTINCT FROM cannot, and matched every parcel's figure of a
+  -- measure against every other's (9 s on the county, quadratic in the parcels).
   SELECT coalesce(s.level, e.level), coalesce(s.plan_area_id, e.plan_area_id),
          coalesce(s.key_id, e.key_id), coalesce(s.measure, e.measure),
          coalesce(s.acres, 0), coalesce(e.acres, 0)
   FROM ledger.totals_stored() s
   FULL JOIN ledger.totals_from_entries() e
     ON e.level = s.level AND e.plan_area_id = s.plan_area_id
-   AND e.key_id IS NOT DISTINCT FROM s.key_id AND e.measure = s.measure
+   AND coalesce(e.key_id, 0) = coalesce(s.key_id, 0) AND e.measure = s.measure
   WHERE coalesce(s.acres, 0) <> coalesce(e.acres, 0)
   ORDER BY 1, 2, 3, 4
 $$;

@@ -1,12 +1,9 @@
 -- 288_nightly_totals_guard: how many kept ledger totals differ from the entries, fast enough
 -- for every nightly run (flows/tasks.py check_ledger_totals: after the ledger step, before
 -- the checks; a difference fails the night and no report is written).
--- Why not count(*) FROM ledger.totals_drift() itself: it pairs the stored and the summed
--- figures with key_id IS NOT DISTINCT FROM key_id, which a hash or merge join cannot use, so
--- the full join matched every parcel's figure of a measure against every other's (9 s on the
--- county, 5,359 parcels). Here the same two sides (ledger.totals_stored(),
--- ledger.totals_from_entries(), sql/165) are paired on coalesce(key_id, 0) (feature ids start
--- at 1; the plan level has none): the same count, 0.36 s on the county.
+-- The same pairing as ledger.totals_drift() (sql/165: on coalesce(key_id, 0), a hash join;
+-- 0.36 s on the county), counted without sorting or returning the rows, and with a plan-only
+-- variant.
 -- p_plan_only: only the plan-wide figures (pub.plan_balance's, the deficit counts included),
 -- 0.05 s on the county: the nightly's check when it posted nothing, so that a quiet night
 -- stays quiet; after a night that posted entries every level is checked.
