@@ -120,7 +120,9 @@ async def parcel(request: Request) -> JSONResponse:
     pin = display_pin(pin)
     source = "pub.parcel_balance_as_of($2::date)" if on else "pub.parcel_balance"
     # one round trip: the balance, its extent and its findings (as JSON) together
-    findings = FINDING_SQL.format(where="parcel_pin = $1")
+    # by the parcel's id, which ix_finding_parcel serves (by the display PIN every current
+    # finding's PIN would be computed: seconds at state size)
+    findings = FINDING_SQL.format(where="parcel_id = p.parcel_id")
     sql = (f"SELECT p.*, {BBOX.format(g='p.geom')} AS bbox, "
            f"(SELECT coalesce(json_agg(f), '[]') FROM ({findings}) f) AS findings "
            f"FROM {source} p "

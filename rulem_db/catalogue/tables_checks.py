@@ -303,6 +303,7 @@ def define(md: sa.MetaData, srid: int) -> None:
         sa.CheckConstraint(f"severity IN ({_codes(SEVERITIES)})", name="severity_code"),
         sa.Index("ix_finding_run", "run_id"),
         sa.Index("ix_finding_permit", "permit_id", "run_id"),
+        sa.Index("ix_finding_parcel", "parcel_id", "run_id"),  # revision 0031
         sa.Index("ix_finding_geom", "geom", postgresql_using="gist"),
         schema="checks",
         comment="Findings of the rule checks: a failure, its measure, limit and place.",
