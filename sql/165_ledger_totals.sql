@@ -29,6 +29,63 @@
 -- A full recompute (a ledger.run of mode 'all') rebuilds the totals from the entries first
 -- (ledger.rebuild_totals), and ledger.totals_drift() lists any difference.
 
+-- ledger.entry_totals() is written out at apply time: the permits' and the parcels' blocks
+-- are one template (key column, table, deficit counter), so the function runs static SQL
+-- (planned once per session, as a hand-written body would be) and the two cannot drift apart.
+DO $do$
+DECLARE
+  level text;
+  levels text := '';
+BEGIN
+  FOREACH level IN ARRAY ARRAY['permit', 'parcel'] LOOP
+    levels := levels || format($level$
+  -- The %1$ss' rows, and the plan area's count of them in deficit moved by the rows
+  -- whose in_deficit changed: was reads the rows as they were before this statement (one
+  -- snapshot for the whole statement, taken after the plan row above was locked, so no
+  -- other posting of the plan area can be between).
+  WITH was AS (
+    SELECT x.plan_area_id, x.in_deficit FROM ledger.%1$s_total x
+    WHERE (x.%1$s_id, x.plan_area_id) IN (SELECT DISTINCT n.%1$s_id, n.plan_area_id
+                                            FROM new_entries n WHERE n.%1$s_id IS NOT NULL)
+  ), up AS (
+    INSERT INTO ledger.%1$s_total AS t
+      (%1$s_id, plan_area_id, impact, required, credit, transfer_in, transfer_out,
+       credit_proposed, credit_constructed, credit_hosted, entries)
+    SELECT d.%1$s_id, d.plan_area_id,
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'impact'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'required'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_in'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_out'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_proposed'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_constructed'), 0),
+           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_hosted'), 0),
+           count(*)
+    FROM (SELECT n.*, coalesce(n.acres_published, round(n.acres, 4)) AS pub
+          FROM new_entries n) d
+    WHERE d.%1$s_id IS NOT NULL
+    GROUP BY d.%1$s_id, d.plan_area_id
+    ORDER BY d.%1$s_id, d.plan_area_id
+    ON CONFLICT (%1$s_id, plan_area_id) DO UPDATE SET
+      impact = t.impact + EXCLUDED.impact, required = t.required + EXCLUDED.required,
+      credit = t.credit + EXCLUDED.credit, transfer_in = t.transfer_in + EXCLUDED.transfer_in,
+      transfer_out = t.transfer_out + EXCLUDED.transfer_out,
+      credit_proposed = t.credit_proposed + EXCLUDED.credit_proposed,
+      credit_constructed = t.credit_constructed + EXCLUDED.credit_constructed,
+      credit_hosted = t.credit_hosted + EXCLUDED.credit_hosted,
+      entries = t.entries + EXCLUDED.entries
+    RETURNING t.plan_area_id, t.in_deficit
+  )
+  UPDATE ledger.plan_total p SET %1$ss_in_deficit = p.%1$ss_in_deficit + c.moved
+  FROM (SELECT x.plan_area_id, sum(x.n) AS moved
+        FROM (SELECT up.plan_area_id, up.in_deficit::integer AS n FROM up
+              UNION ALL
+              SELECT was.plan_area_id, -was.in_deficit::integer FROM was) x
+        GROUP BY x.plan_area_id HAVING sum(x.n) <> 0) c
+  WHERE p.plan_area_id = c.plan_area_id;
+$level$, level);
+  END LOOP;
+  EXECUTE format($fn$
 CREATE OR REPLACE FUNCTION ledger.entry_totals() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
@@ -65,98 +122,11 @@ BEGIN
     district_project_credit = t.district_project_credit + EXCLUDED.district_project_credit,
     unallocated_balance = t.unallocated_balance + EXCLUDED.unallocated_balance,
     entries = t.entries + EXCLUDED.entries;
-
-  -- The permits' rows, and the plan area's count of them in deficit moved by the rows
-  -- whose in_deficit changed: was reads the rows as they were before this statement (one
-  -- snapshot for the whole statement, taken after the plan row above was locked, so no
-  -- other posting of the plan area can be between).
-  WITH was AS (
-    SELECT x.plan_area_id, x.in_deficit FROM ledger.permit_total x
-    WHERE (x.permit_id, x.plan_area_id) IN (SELECT DISTINCT n.permit_id, n.plan_area_id
-                                            FROM new_entries n WHERE n.permit_id IS NOT NULL)
-  ), up AS (
-    INSERT INTO ledger.permit_total AS t
-      (permit_id, plan_area_id, impact, required, credit, transfer_in, transfer_out,
-       credit_proposed, credit_constructed, credit_hosted, entries)
-    SELECT d.permit_id, d.plan_area_id,
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'impact'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'required'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_in'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_out'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_proposed'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_constructed'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_hosted'), 0),
-           count(*)
-    FROM (SELECT n.*, coalesce(n.acres_published, round(n.acres, 4)) AS pub
-          FROM new_entries n) d
-    WHERE d.permit_id IS NOT NULL
-    GROUP BY d.permit_id, d.plan_area_id
-    ORDER BY d.permit_id, d.plan_area_id
-    ON CONFLICT (permit_id, plan_area_id) DO UPDATE SET
-      impact = t.impact + EXCLUDED.impact, required = t.required + EXCLUDED.required,
-      credit = t.credit + EXCLUDED.credit, transfer_in = t.transfer_in + EXCLUDED.transfer_in,
-      transfer_out = t.transfer_out + EXCLUDED.transfer_out,
-      credit_proposed = t.credit_proposed + EXCLUDED.credit_proposed,
-      credit_constructed = t.credit_constructed + EXCLUDED.credit_constructed,
-      credit_hosted = t.credit_hosted + EXCLUDED.credit_hosted,
-      entries = t.entries + EXCLUDED.entries
-    RETURNING t.plan_area_id, t.in_deficit
-  )
-  UPDATE ledger.plan_total p SET permits_in_deficit = p.permits_in_deficit + c.moved
-  FROM (SELECT x.plan_area_id, sum(x.n) AS moved
-        FROM (SELECT up.plan_area_id, up.in_deficit::integer AS n FROM up
-              UNION ALL
-              SELECT was.plan_area_id, -was.in_deficit::integer FROM was) x
-        GROUP BY x.plan_area_id HAVING sum(x.n) <> 0) c
-  WHERE p.plan_area_id = c.plan_area_id;
-
-  -- The parcels' rows, and the plan area's count of them in deficit moved by the rows
-  -- whose in_deficit changed: was reads the rows as they were before this statement (one
-  -- snapshot for the whole statement, taken after the plan row above was locked, so no
-  -- other posting of the plan area can be between).
-  WITH was AS (
-    SELECT x.plan_area_id, x.in_deficit FROM ledger.parcel_total x
-    WHERE (x.parcel_id, x.plan_area_id) IN (SELECT DISTINCT n.parcel_id, n.plan_area_id
-                                            FROM new_entries n WHERE n.parcel_id IS NOT NULL)
-  ), up AS (
-    INSERT INTO ledger.parcel_total AS t
-      (parcel_id, plan_area_id, impact, required, credit, transfer_in, transfer_out,
-       credit_proposed, credit_constructed, credit_hosted, entries)
-    SELECT d.parcel_id, d.plan_area_id,
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'impact'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'required'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_in'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'transfer_out'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_proposed'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_constructed'), 0),
-           coalesce(sum(d.pub) FILTER (WHERE d.measure = 'credit_hosted'), 0),
-           count(*)
-    FROM (SELECT n.*, coalesce(n.acres_published, round(n.acres, 4)) AS pub
-          FROM new_entries n) d
-    WHERE d.parcel_id IS NOT NULL
-    GROUP BY d.parcel_id, d.plan_area_id
-    ORDER BY d.parcel_id, d.plan_area_id
-    ON CONFLICT (parcel_id, plan_area_id) DO UPDATE SET
-      impact = t.impact + EXCLUDED.impact, required = t.required + EXCLUDED.required,
-      credit = t.credit + EXCLUDED.credit, transfer_in = t.transfer_in + EXCLUDED.transfer_in,
-      transfer_out = t.transfer_out + EXCLUDED.transfer_out,
-      credit_proposed = t.credit_proposed + EXCLUDED.credit_proposed,
-      credit_constructed = t.credit_constructed + EXCLUDED.credit_constructed,
-      credit_hosted = t.credit_hosted + EXCLUDED.credit_hosted,
-      entries = t.entries + EXCLUDED.entries
-    RETURNING t.plan_area_id, t.in_deficit
-  )
-  UPDATE ledger.plan_total p SET parcels_in_deficit = p.parcels_in_deficit + c.moved
-  FROM (SELECT x.plan_area_id, sum(x.n) AS moved
-        FROM (SELECT up.plan_area_id, up.in_deficit::integer AS n FROM up
-              UNION ALL
-              SELECT was.plan_area_id, -was.in_deficit::integer FROM was) x
-        GROUP BY x.plan_area_id HAVING sum(x.n) <> 0) c
-  WHERE p.plan_area_id = c.plan_area_id;
+%s
   RETURN NULL;
-END $$;
+END $$$fn$, levels);
+END $do$;
+
 COMMENT ON FUNCTION ledger.entry_totals() IS
   'Statement trigger on ledger.entry: adds the statement''s entries (published acres, by '
   'measure) to ledger.plan_total, permit_total and parcel_total, one write per key, in key '
