@@ -15,6 +15,7 @@ from geoalchemy2 import Geometry, alembic_helpers
 
 from rulem_db.catalogue import register, sqlfiles
 from rulem_db.catalogue.schema import DEFAULT_SRID, SCHEMAS, build_metadata
+from rulem_db.paths import SQL_DIR
 
 config = context.config
 
@@ -92,6 +93,7 @@ def _run(conn: sa.Connection) -> None:
         transaction_per_migration=False,
     )
     with context.begin_transaction():
+        _group_roles(conn)
         for schema in SCHEMAS:
             conn.execute(sa.text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
         context.run_migrations()
@@ -99,6 +101,25 @@ def _run(conn: sa.Connection) -> None:
             # The layer catalogue first: the SQL files build each layer's objects from it.
             changed = register.write_layer_catalogue(conn)
             sqlfiles.apply_changed(conn, force=changed)
+
+
+def _group_roles(conn: sa.Connection) -> None:
+    """The group roles before the first revision: revisions grant to them (0026 to the
+    readers), and on a server that never held rulem-db they do not exist yet (roles are
+    cluster-wide). sql/001_roles.sql creates the missing ones, or, without CREATEROLE, refuses
+    naming the statements a DBA runs (docs/operations.md, "A district's own server"). It is
+    applied again with the other SQL files at head; it is idempotent."""
+    raw = conn.connection.dbapi_connection
+    with raw.cursor() as cur:
+        try:
+            cur.execute((SQL_DIR / "001_roles.sql").read_text())
+        except Exception as exc:  # psycopg2.Error: its message and hint, in one line
+            diag = getattr(exc, "diag", None)
+            primary = getattr(diag, "message_primary", None)
+            if not primary:
+                raise
+            hint = getattr(diag, "message_hint", None)
+            raise RuntimeError(f"{primary}: {hint}" if hint else primary) from exc
 
 
 def _generating_revision() -> bool:

@@ -9,6 +9,7 @@ about 1.5 minutes) if it runs as root, and skips with the reason otherwise.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -57,12 +58,17 @@ def qgis_python() -> str:
                     f"apt-get install -y {' '.join(PACKAGES)}")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     log = []
-    for cmd in (["apt-get", "install", "-y", *PACKAGES], ["apt-get", "update"],
-                ["apt-get", "install", "-y", *PACKAGES]):
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
-        log.append(proc.stderr[-500:])
-        if _has_qgis():
-            return SYSTEM_PYTHON
+    # one install at a time: the test workers (scripts/test) each ask for it at once
+    with open(Path(tempfile.gettempdir()) / "rulem-db-qgis-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for cmd in ([], ["apt-get", "install", "-y", *PACKAGES], ["apt-get", "update"],
+                    ["apt-get", "install", "-y", *PACKAGES]):
+            if cmd:
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                                      timeout=1800)
+                log.append(proc.stderr[-500:])
+            if _has_qgis():
+                return SYSTEM_PYTHON
     pytest.fail(f"could not install {' '.join(PACKAGES)}: {' '.join(log)[-800:]}")
 
 
