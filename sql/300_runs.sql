@@ -550,19 +550,20 @@ COMMENT ON COLUMN pub.reconciliation_run.message IS 'Outcome in one line.';
 DROP VIEW IF EXISTS pub.reconciliation_file;
 -- The files of restricted layers (3(d) species records) are left out: their names tell which
 -- permits have protected species (sql/013_restricted_rows.sql). The restricted layers are
--- written into the view as a list (every file is applied again when the catalogue changes),
--- so the view does not depend on ops.layer, which a downgrade drops.
-DO $$
-BEGIN
-  EXECUTE format($v$
-    CREATE VIEW pub.reconciliation_file AS
-    SELECT f.run_file_id, f.run_id, f.file_name, f.layer, f.file_sha256, f.outcome,
-           f.batch_id, f.moved_to, f.message, f.handled_at
-    FROM ops.run_file f
-    WHERE f.layer IS NULL OR f.layer <> ALL (%L::text[])$v$,
-    (SELECT coalesce(array_agg(l.layer ORDER BY l.layer), '{}')::text
-     FROM ops.layer l WHERE l.restricted));
-END $$;
+-- read when the view is read (ops.restricted_layers: a function's body is not a dependency,
+-- so the view does not hold on to ops.layer, which a downgrade drops, and names no layer).
+CREATE OR REPLACE FUNCTION ops.restricted_layers() RETURNS text[]
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS
+$$ SELECT coalesce(array_agg(l.layer ORDER BY l.layer), '{}') FROM ops.layer l
+   WHERE l.restricted $$;
+COMMENT ON FUNCTION ops.restricted_layers() IS
+  'The names of the restricted layers (ops.layer.restricted), for the published views that '
+  'leave their rows out.';
+CREATE VIEW pub.reconciliation_file AS
+SELECT f.run_file_id, f.run_id, f.file_name, f.layer, f.file_sha256, f.outcome, f.batch_id,
+       f.moved_to, f.message, f.handled_at
+FROM ops.run_file f
+WHERE f.layer IS NULL OR f.layer <> ALL (ops.restricted_layers());
 COMMENT ON VIEW pub.reconciliation_file IS
   'Files the runs took from the inbox: loaded, duplicate (archived), quarantined (with the '
   'reason) or left in the inbox after a database error (files of restricted layers are not '
