@@ -145,12 +145,15 @@ SELECT 1, format('%s-%s', 20 + (:permit_offset + i) % 6,  -- YY-NNNN (the schema
        CASE WHEN i % 20 = 0 THEN 'under_review' ELSE 'approved' END,
        CASE WHEN i % 20 = 0 THEN NULL ELSE DATE '2020-01-01' + (i % 2000) END
 FROM generate_series(1, :permits) i;
+-- (a site on a complex's outline that lies outside the county moves to the basin: the
+-- database refuses an impact or replacement wholly outside the plan area, sql/014)
 CREATE TEMP TABLE p_site AS
 SELECT p.permit_id, p.rn,
-       CASE WHEN p.rn % 10 < 3
+       CASE WHEN p.rn % 10 < 3 AND ST_Intersects(county.geom, ST_PointN(ST_ExteriorRing(
+                 big.geom), (1 + (p.rn * 7919) % (big.n - 1))::int))
             THEN ST_PointN(ST_ExteriorRing(big.geom), (1 + (p.rn * 7919) % (big.n - 1))::int)
             ELSE ST_Centroid(small.geom) END AS c
-FROM (SELECT permit_id, row_number() OVER (ORDER BY permit_id) AS rn
+FROM county, (SELECT permit_id, row_number() OVER (ORDER BY permit_id) AS rn
       FROM core.permit WHERE valid_to IS NULL
         AND permit_no IN (                        -- this tile's permits, numbered as above
           SELECT format('%s-%s', 20 + (:permit_offset + i) % 6,
@@ -168,11 +171,13 @@ SELECT 1, s.permit_id,
                                 ST_Y(s.c) + 10 * k + random() * 30, 26915))
 FROM p_site s CROSS JOIN LATERAL generate_series(0, (s.rn % 3)::int) k;
 CREATE TEMP TABLE r_site AS
-SELECT s.permit_id, s.rn,
-       ST_X(s.c) + (100 + random() * 500) * cos(a) AS x,
-       ST_Y(s.c) + (100 + random() * 500) * sin(a) AS y,
-       40 + random() * 80 AS w, 40 + random() * 80 AS h
-FROM p_site s, LATERAL (SELECT random() * 2 * pi() AS a) ang;
+SELECT r.* FROM (
+  SELECT s.permit_id, s.rn,
+         ST_X(s.c) + (100 + random() * 500) * cos(a) AS x,
+         ST_Y(s.c) + (100 + random() * 500) * sin(a) AS y,
+         40 + random() * 80 AS w, 40 + random() * 80 AS h
+  FROM p_site s, LATERAL (SELECT random() * 2 * pi() AS a) ang) r, county
+WHERE ST_Intersects(county.geom, ST_MakeEnvelope(r.x, r.y, r.x + r.w, r.y + r.h, 26915));
 INSERT INTO core.replacement (plan_area_id, permit_id, component, status, status_on,
                               source_fid, geom)
 SELECT 1, r.permit_id, 'wetland',
@@ -203,7 +208,8 @@ SELECT 1, format('District project %s%s', :tag, i), 'wetland', 'certified', DATE
        :tag || 'DP' || i,
        ST_Multi(ST_MakeEnvelope(x, y, x + 300, y + 200, 26915))
 FROM (SELECT i, :x0 + 3000 + random() * 33000 AS x, :y0 + 3000 + random() * 36000 AS y
-      FROM generate_series(1, :projects) i) s;
+      FROM generate_series(1, :projects) i) s, county
+WHERE ST_Intersects(county.geom, ST_MakeEnvelope(x, y, x + 300, y + 200, 26915));
 """
 
 COUNTS_SQL = """

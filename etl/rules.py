@@ -1,13 +1,16 @@
-"""Ingest-only rules: facts a delivered feature must carry that the database does not require of
-every stored row, checked per feature with the layer's CHECK rules (etl.ingest._checks) before
+"""Rules beyond the catalogue's CHECKs: facts a new version must carry that a CHECK constraint
+cannot say, checked per feature with the layer's CHECK rules (etl.ingest._checks) before
 anything is merged, so a feature that breaks one is a line naming the file, the feature and the
 field (and is skipped with --skip-bad-features like any other bad feature).
 
 Why not CHECK constraints: they are the catalogue's (rulem_db/catalogue/layers.py, through
-migrations) and bind every writer and every historical version; these rules say what a
-*delivery* must hold, and may look at the feature's current stored version when the file
-does not deliver the field at all (a file that leaves a column out leaves the stored value as
-it is).
+migrations) and bind every historical version too; these rules bind what is written from now
+on, and ingest may look at the feature's current stored version when the file does not
+deliver the field at all (a file that leaves a column out leaves the stored value as it is).
+
+Every rule here holds in the database as well, for writers that are not ingest (the edit
+views, a writer's own SQL): sql/014_write_rules.sql refuses the same in `stored_message`'s
+words (docs/ingest.md, "Rules that hold in the database").
 
 The one rule so far: an approved or expired permit needs its decision date (`decided_on`).
 The ledger measures a permit against the wetland of its baseline date, `baseline_on`, else
@@ -45,6 +48,13 @@ RULES: tuple[RequiredWhen, ...] = (
         "without its decision date it is measured against today's wetland, not the "
         "wetland as of its decision (a baseline_on does not replace it)"),
 )
+
+
+def stored_message(rule: RequiredWhen) -> str:
+    """The rule in the words the database refuses a write with (sql/014_write_rules.sql, held
+    to this by tests/test_write_rules.py): ingest's words without the file's field."""
+    return (f"{rule.what} but has no {rule.label} ({rule.column} is empty); {rule.why}; "
+            f"give {rule.column} a value")
 
 
 def checks(layer: str, delivered: dict[str, str | None], plan_area_id: int,

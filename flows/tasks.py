@@ -95,19 +95,18 @@ class LedgerTotalsDrift(Final):
 
 
 @task(name="check ledger totals", **TASK_OPTIONS)
-def check_ledger_totals(url: str, posted: bool = True) -> None:
+def check_ledger_totals(url: str) -> None:
     """Refuse to check and report on totals that disagree with the entries.
 
     Why: the balance views and the report read the kept totals, not the entries; a total
     corrupted by hand (or by a path that bypassed the posting trigger) would be published as
     a balance. Run after the ledger step, before the checks, so no report is written. Every
-    level (plan, permit, parcel: 0.4 s on the county) when the ledger step posted entries;
-    the plan-wide figures only (0.05 s) when it posted nothing, so a quiet night stays
-    quiet (sql/288_nightly_totals_guard.sql).
+    level (plan, permit, parcel: 0.4 s on the county) every night, quiet or not: a parcel's
+    total changed on a night that posts nothing would otherwise be published until the next
+    posting (sql/288_nightly_totals_guard.sql).
     """
     with dbmod.connect(url) as conn:
-        n = int(conn.execute(sa.text("SELECT ops.totals_drift_count(:plan_only)"),
-                             {"plan_only": not posted}).scalar_one())
+        n = int(conn.execute(sa.text("SELECT ops.totals_drift_count(false)")).scalar_one())
     if n:
         raise LedgerTotalsDrift(
             f"ledger totals differ from the entries in {n} figures (ledger.totals_drift()); "

@@ -19,6 +19,7 @@ from importlib import metadata
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+from rulem_db.catalogue.hardening import connection_limit_sql
 from rulem_db.config import normalize_url, redact
 
 WEB_LOGIN = "rulem_gis_web"
@@ -148,5 +149,8 @@ def _provision(admin_url: str, password: str) -> None:
             conn.execute(sa.text(f"GRANT {READER_GROUP} TO {WEB_LOGIN}"))
             conn.execute(sa.text(
                 f"ALTER ROLE {WEB_LOGIN} SET default_transaction_read_only = on"))
+            limit = connection_limit_sql(WEB_LOGIN)  # unless an operator set one
+            if limit:
+                conn.execute(sa.text(limit))
     finally:
         eng.dispose()

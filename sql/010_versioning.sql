@@ -6,7 +6,10 @@
 --                retires the feature; an UPDATE that changes nothing writes nothing.
 --   DELETE, TRUNCATE, and any change to a closed version are refused.
 -- Who and which batch made or closed a version is recorded from current_user and
--- ops.current_batch().
+-- ops.current_batch(). Attribution to a batch cannot be forged: a version may name (as its
+-- batch_id or closed_batch_id) only a batch its own transaction opened (ops.batch.opened_xact,
+-- sql/012), whether the batch came from the setting rulem.batch_id or from the column; an
+-- edit is attributed to its login alone (the statement checks below).
 
 -- The insert and update triggers are generated per table (below) with the table's own row
 -- type and column names, so a bulk merge pays for a few assignments per row, not for dynamic
@@ -379,15 +382,76 @@ CREATE TRIGGER feature_check_plan_area AFTER INSERT ON core.feature
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
   EXECUTE FUNCTION core.feature_check_plan_area();
 
+-- Whether a statement's inserted rows are the one version the versioning trigger of an UPDATE
+-- opened (and flagged in rulem.versioning): the statement triggers of an INSERT leave such a
+-- version to the UPDATE's own (which sees both the closed and the new version). The flag is
+-- a setting any session can set, so it is never taken on its word: the version must also be
+-- the second current version of its feature, which only the versioning trigger makes and
+-- which cannot outlive the statement that made it (the deferred unique (<layer>_id,
+-- valid_to) refuses to commit two current versions, and the only way to close one is an
+-- UPDATE, whose statement triggers then check and queue both). A forged flag on any other
+-- INSERT skips nothing. p_versions: the statement's version ids (one, or it is no such
+-- version).
+DO $do$
+DECLARE
+  t record;
+  branches text := '';
+BEGIN
+  FOR t IN
+    SELECT c.table_name::text AS name FROM information_schema.columns c
+    JOIN information_schema.tables tb USING (table_schema, table_name)
+    WHERE c.table_schema = 'core' AND c.column_name = 'version_id' AND tb.table_type = 'BASE TABLE'
+    ORDER BY 1
+  LOOP
+    branches := branches || format($b$
+    WHEN %1$L THEN
+      RETURN EXISTS (SELECT 1 FROM core.%1$I n
+                     JOIN core.%1$I c ON c.%2$I = n.%2$I AND c.valid_to IS NULL
+                                     AND c.version_id <> n.version_id
+                     WHERE n.version_id = p_versions[1]);$b$, t.name, t.name || '_id');
+  END LOOP;
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION core.versioning_nested(p_table text, p_versions bigint[])
+    RETURNS boolean LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $body$
+    BEGIN
+      IF pg_trigger_depth() < 2 OR cardinality(p_versions) IS DISTINCT FROM 1
+         OR p_versions[1]::text IS DISTINCT FROM current_setting('rulem.versioning', true) THEN
+        RETURN false;
+      END IF;
+      CASE p_table %s
+      ELSE RETURN false;
+      END CASE;
+    END $body$$f$, branches);
+END $do$;
+COMMENT ON FUNCTION core.versioning_nested(text, bigint[]) IS
+  'Whether the versions an INSERT statement wrote are the one version the versioning trigger '
+  'of an UPDATE opened (flagged, and the second current version of its feature): the '
+  'statement triggers of that INSERT leave it to the UPDATE''s.';
+
+-- A batch a statement attributes versions to must be one this transaction opened
+-- (ops.batch.opened_xact, stamped by sql/012, and started within it): a session setting or a
+-- column given by any login can name any batch, the transaction that opened one cannot be
+-- forged.
+CREATE OR REPLACE FUNCTION core.batch_of_this_transaction(p_batch_id bigint) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT EXISTS (SELECT 1 FROM ops.batch b
+                 WHERE b.batch_id = p_batch_id AND b.started_at >= now()
+                   AND b.opened_xact = pg_current_xact_id_if_assigned()::text::bigint)
+$$;
+COMMENT ON FUNCTION core.batch_of_this_transaction(bigint) IS
+  'Whether a batch was opened by the current transaction: the only batch a version written '
+  'now may be attributed to.';
+
 -- Per versioned table: one check per INSERT statement (its rows) and per UPDATE statement
 -- (the versions it closed, and the current versions of their features, which the versioning
 -- trigger opened with the caller's content). A statement of up to 10,000 rows probes each
 -- reference by index (p_probe above); a larger one joins, which is cheaper per row. The
--- INSERT nested in the versioning trigger is left to the UPDATE's check: it carries the one
--- version the trigger flagged (counted first, so the common case reads the flag only). The
--- check runs
--- with the writer's own rights (not SECURITY DEFINER): it reads the session flag
--- rulem.versioning, which any session can set, so it must never run as the owner.
+-- INSERT nested in the versioning trigger is left to the UPDATE's check (core.versioning_nested:
+-- the flag, verified). The check runs with the writer's own rights (not SECURITY DEFINER):
+-- it reads the session flag rulem.versioning, which any session can set.
+-- Attribution: the batches an INSERT's versions name (batch_id), and those an UPDATE closed
+-- versions with (closed_batch_id) or opened the new ones with (batch_id), are batches this
+-- transaction opened (core.batch_of_this_transaction), once per distinct batch.
 DO $$
 DECLARE
   t record;
@@ -405,9 +469,8 @@ BEGIN
         n bigint := (SELECT count(*) FROM new_rows);
       BEGIN
         IF TG_OP = 'INSERT' THEN
-          IF n = 1 AND pg_trigger_depth() > 1 AND (SELECT min(version_id)::text
-                                                     = current_setting('rulem.versioning', true)
-                                                   FROM new_rows) THEN
+          IF n = 1 AND pg_trigger_depth() > 1
+             AND core.versioning_nested(%1$L, ARRAY(SELECT version_id FROM new_rows)) THEN
             RETURN NULL;
           END IF;
           IF n <= 10000 THEN
@@ -425,6 +488,28 @@ BEGIN
             bad.column_name, bad.value, bad.problem
             USING ERRCODE = 'foreign_key_violation';
         END IF;
+        IF TG_OP = 'INSERT' THEN
+          SELECT a.version_id, 'batch_id' AS column_name, a.value INTO bad
+          FROM (SELECT min(version_id) AS version_id, batch_id AS value FROM new_rows
+                WHERE batch_id IS NOT NULL GROUP BY batch_id) a
+          WHERE NOT core.batch_of_this_transaction(a.value) LIMIT 1;
+        ELSE
+          SELECT a.version_id, a.column_name, a.value INTO bad
+          FROM (SELECT min(o.version_id) AS version_id, 'closed_batch_id' AS column_name,
+                       o.closed_batch_id AS value
+                FROM new_rows o WHERE o.closed_batch_id IS NOT NULL GROUP BY o.closed_batch_id
+                UNION ALL
+                SELECT min(cur.version_id), 'batch_id', cur.batch_id
+                FROM new_rows o JOIN core.%1$I cur ON cur.%6$I = o.%6$I AND cur.valid_to IS NULL
+                WHERE cur.batch_id IS NOT NULL GROUP BY cur.batch_id) a
+          WHERE NOT core.batch_of_this_transaction(a.value) LIMIT 1;
+        END IF;
+        IF FOUND THEN
+          RAISE EXCEPTION 'core.%1$s: version %% has %% = %%, a batch this transaction did not '
+            'open; only the ingest that opened a batch attributes versions to it (an edit is '
+            'recorded with its login)', bad.version_id, bad.column_name, bad.value
+            USING ERRCODE = 'insufficient_privilege';
+        END IF;
         RETURN NULL;
       END $body$
     $f$, t.name,
@@ -439,7 +524,8 @@ BEGIN
         '(SELECT cur.* FROM new_rows o CROSS JOIN LATERAL (SELECT c.* FROM core.%1$I c '
         'WHERE c.%2$I = o.%2$I AND c.valid_to IS NULL OFFSET 0) cur '
         'UNION ALL SELECT o.* FROM new_rows o)', t.name, t.name || '_id'),
-        true, true));
+        true, true),
+      t.name || '_id');
     EXECUTE format('COMMENT ON FUNCTION core.%1$s_check_references() IS %2$L', t.name,
                    'Trigger: the references of the core.' || t.name || ' versions a statement '
                    || 'writes resolve (once per statement, in place of foreign keys).');
@@ -456,5 +542,8 @@ END $$;
 
 REVOKE ALL ON FUNCTION core.reference_columns(text),
   core.reference_check_sql(text, text, boolean, boolean),
-  core.reference_problems() FROM PUBLIC;
+  core.reference_problems(), core.versioning_nested(text, bigint[]),
+  core.batch_of_this_transaction(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION core.reference_problems() TO rulem_etl;
+GRANT EXECUTE ON FUNCTION core.versioning_nested(text, bigint[]),
+  core.batch_of_this_transaction(bigint) TO rulem_etl, rulem_editor;

@@ -6,7 +6,9 @@
 -- counts. What it records about the file (plan area, layer, file name, checksum, size,
 -- options), who ran it and when it started are set when it is inserted and never change, and
 -- a batch that reached an outcome (loaded, failed, duplicate) never changes again. Who ran it
--- and when are the database's (current_user, clock_timestamp()), not the caller's word. Notes
+-- and when are the database's (current_user, clock_timestamp()), not the caller's word, and
+-- so is the transaction that opened it (opened_xact): only that transaction may attribute
+-- versions to the batch (sql/010_versioning.sql, "attribution"). Notes
 -- are never changed or removed. These triggers hold for every role; only the owner can
 -- disable them, and PostgreSQL logs that statement (docs/design.md, "Roles").
 
@@ -15,19 +17,21 @@ LANGUAGE plpgsql AS $$
 BEGIN
   NEW.created_by := current_user;
   NEW.started_at := clock_timestamp();
+  NEW.opened_xact := pg_current_xact_id()::text::bigint;
   RETURN NEW;
 END $$;
 COMMENT ON FUNCTION ops.batch_stamp() IS
-  'Trigger: a new ops.batch row records who ran the ingest and when, as the database knows it.';
+  'Trigger: a new ops.batch row records who ran the ingest, when, and in which transaction, '
+  'as the database knows it.';
 
 CREATE OR REPLACE FUNCTION ops.batch_moves_forward() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   IF (NEW.plan_area_id, NEW.layer, NEW.file_name, NEW.file_sha256, NEW.file_size, NEW.options,
-      NEW.created_by, NEW.started_at)
+      NEW.created_by, NEW.started_at, NEW.opened_xact)
      IS DISTINCT FROM
      (OLD.plan_area_id, OLD.layer, OLD.file_name, OLD.file_sha256, OLD.file_size, OLD.options,
-      OLD.created_by, OLD.started_at) THEN
+      OLD.created_by, OLD.started_at, OLD.opened_xact) THEN
     RAISE EXCEPTION 'ops.batch %: what a batch records about its file, who ran it and when '
       'never changes', OLD.batch_id USING ERRCODE = 'insufficient_privilege',
       HINT = 'A new delivery is a new batch.';

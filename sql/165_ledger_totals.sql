@@ -28,6 +28,13 @@
 -- its post-data section, after the entries are loaded, so nothing is counted twice.
 -- A full recompute (a ledger.run of mode 'all') rebuilds the totals from the entries first
 -- (ledger.rebuild_totals), and ledger.totals_drift() lists any difference.
+-- Who writes them: nobody but these two functions. No role holds INSERT, UPDATE, DELETE or
+-- TRUNCATE on the totals; the posting trigger and the rebuild run as the owner (SECURITY
+-- DEFINER, search_path pg_catalog, pg_temp, reading no session setting and no temporary
+-- object), and no role but the owner may execute the trigger function, so nobody can attach
+-- it to a table of its own and feed it entries that are not in ledger.entry. The figures a
+-- writer can move are those of the entries it posts, which are append-only (sql/160): a
+-- balance is what the book says (docs/operations.md, "Safety").
 
 -- ledger.entry_totals() is written out at apply time: the permits' and the parcels' blocks
 -- are one template (key column, table, deficit counter), so the function runs static SQL
@@ -87,8 +94,13 @@ $level$, level);
   END LOOP;
   EXECUTE format($fn$
 CREATE OR REPLACE FUNCTION ledger.entry_totals() RETURNS trigger
-LANGUAGE plpgsql SET jit = off AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 BEGIN
+  IF TG_TABLE_SCHEMA <> 'ledger' OR TG_TABLE_NAME <> 'entry' OR TG_LEVEL <> 'STATEMENT'
+     OR TG_OP <> 'INSERT' THEN
+    RAISE EXCEPTION 'ledger.entry_totals adds ledger.entry''s inserts only, not %%.%%''s',
+      TG_TABLE_SCHEMA, TG_TABLE_NAME USING ERRCODE = 'insufficient_privilege';
+  END IF;
   -- The statement's entries are read once per table (a few thousand rows at most per
   -- posting chunk), written in a fixed order: plan areas, permits, parcels.
   INSERT INTO ledger.plan_total AS t
@@ -130,7 +142,7 @@ END $do$;
 COMMENT ON FUNCTION ledger.entry_totals() IS
   'Statement trigger on ledger.entry: adds the statement''s entries (published acres, by '
   'measure) to ledger.plan_total, permit_total and parcel_total, one write per key, in key '
-  'order, the plan area''s row first.';
+  'order, the plan area''s row first. Runs as the owner: the one writer of the totals.';
 
 DROP TRIGGER IF EXISTS entry_totals ON ledger.entry;
 CREATE TRIGGER entry_totals AFTER INSERT ON ledger.entry
@@ -246,7 +258,8 @@ COMMENT ON FUNCTION ledger.totals_drift() IS
   'the totals are right.';
 
 CREATE OR REPLACE FUNCTION ledger.rebuild_totals() RETURNS bigint
-LANGUAGE plpgsql SET jit = off SET work_mem = '64MB' AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+SET work_mem = '64MB' AS $$
 DECLARE
   n bigint;
 BEGIN
@@ -258,64 +271,69 @@ BEGIN
   DELETE FROM ledger.plan_total;
   DELETE FROM ledger.permit_total;
   DELETE FROM ledger.parcel_total;
-  CREATE TEMP TABLE IF NOT EXISTS pg_temp.ledger_totals_rebuild (
-    level text, plan_area_id integer, key_id bigint, measure text, acres numeric
-  ) ON COMMIT DROP;
-  INSERT INTO pg_temp.ledger_totals_rebuild SELECT * FROM ledger.totals_from_entries();
-  INSERT INTO ledger.plan_total (plan_area_id, impact, required, credit, transfer_in,
-    transfer_out, credit_proposed, credit_constructed, credit_hosted, district_project_credit,
-    unallocated_balance, entries, parcels_in_deficit, permits_in_deficit)
-  SELECT r.plan_area_id,
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'impact'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'required'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_in'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_out'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_proposed'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_constructed'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_hosted'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'district_project_credit'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'unallocated_balance'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'entries'), 0)::bigint,
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'parcels_in_deficit'), 0)::bigint,
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'permits_in_deficit'), 0)::bigint
-  FROM pg_temp.ledger_totals_rebuild r WHERE r.level = 'plan'
-  GROUP BY r.plan_area_id;
-  INSERT INTO ledger.permit_total (permit_id, plan_area_id, impact, required, credit,
-    transfer_in, transfer_out, credit_proposed, credit_constructed, credit_hosted, entries)
-  SELECT r.key_id, r.plan_area_id,
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'impact'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'required'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_in'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_out'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_proposed'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_constructed'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_hosted'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'entries'), 0)::bigint
-  FROM pg_temp.ledger_totals_rebuild r WHERE r.level = 'permit'
-  GROUP BY r.key_id, r.plan_area_id;
-  INSERT INTO ledger.parcel_total (parcel_id, plan_area_id, impact, required, credit,
-    transfer_in, transfer_out, credit_proposed, credit_constructed, credit_hosted, entries)
-  SELECT r.key_id, r.plan_area_id,
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'impact'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'required'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_in'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_out'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_proposed'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_constructed'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_hosted'), 0),
-         coalesce(sum(r.acres) FILTER (WHERE r.measure = 'entries'), 0)::bigint
-  FROM pg_temp.ledger_totals_rebuild r WHERE r.level = 'parcel'
-  GROUP BY r.key_id, r.plan_area_id;
-  SELECT count(*) INTO n FROM pg_temp.ledger_totals_rebuild;
-  DROP TABLE pg_temp.ledger_totals_rebuild;
+  -- One statement: the entries are summed once (a materialised CTE) and each level written
+  -- from it. No temporary table: this function runs as the owner, and a caller's temporary
+  -- schema is the caller's to fill.
+  WITH r AS MATERIALIZED (
+    SELECT * FROM ledger.totals_from_entries()
+  ), plan AS (
+    INSERT INTO ledger.plan_total (plan_area_id, impact, required, credit, transfer_in,
+      transfer_out, credit_proposed, credit_constructed, credit_hosted, district_project_credit,
+      unallocated_balance, entries, parcels_in_deficit, permits_in_deficit)
+    SELECT r.plan_area_id,
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'impact'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'required'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_in'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_out'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_proposed'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_constructed'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_hosted'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'district_project_credit'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'unallocated_balance'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'entries'), 0)::bigint,
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'parcels_in_deficit'), 0)::bigint,
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'permits_in_deficit'), 0)::bigint
+    FROM r WHERE r.level = 'plan'
+    GROUP BY r.plan_area_id
+  ), permit AS (
+    INSERT INTO ledger.permit_total (permit_id, plan_area_id, impact, required, credit,
+      transfer_in, transfer_out, credit_proposed, credit_constructed, credit_hosted, entries)
+    SELECT r.key_id, r.plan_area_id,
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'impact'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'required'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_in'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_out'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_proposed'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_constructed'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_hosted'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'entries'), 0)::bigint
+    FROM r WHERE r.level = 'permit'
+    GROUP BY r.key_id, r.plan_area_id
+  ), parcel AS (
+    INSERT INTO ledger.parcel_total (parcel_id, plan_area_id, impact, required, credit,
+      transfer_in, transfer_out, credit_proposed, credit_constructed, credit_hosted, entries)
+    SELECT r.key_id, r.plan_area_id,
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'impact'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'required'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_in'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'transfer_out'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_proposed'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_constructed'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'credit_hosted'), 0),
+           coalesce(sum(r.acres) FILTER (WHERE r.measure = 'entries'), 0)::bigint
+    FROM r WHERE r.level = 'parcel'
+    GROUP BY r.key_id, r.plan_area_id
+  )
+  SELECT count(*) INTO n FROM r;
   RETURN n;
 END $$;
 COMMENT ON FUNCTION ledger.rebuild_totals() IS
   'Rebuilds ledger.plan_total, permit_total and parcel_total from the entries (a full '
-  'recompute does it first: ledger.run of mode all); returns the figures written.';
+  'recompute does it first: ledger.run of mode all); returns the figures written. Runs as '
+  'the owner: with the posting trigger, the one writer of the totals.';
 
 -- A full recompute is the book's reconciliation: it starts from totals summed afresh.
 CREATE OR REPLACE FUNCTION ledger.run_rebuilds_totals() RETURNS trigger
@@ -336,6 +354,7 @@ REVOKE ALL ON FUNCTION ledger.entry_totals(), ledger.totals_from_entries(),
   ledger.run_rebuilds_totals() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.totals_from_entries(), ledger.totals_stored(),
   ledger.totals_drift(), ledger.rebuild_totals() TO rulem_etl;
-GRANT SELECT, INSERT, UPDATE ON ledger.plan_total, ledger.permit_total, ledger.parcel_total
-  TO rulem_etl;
-GRANT DELETE ON ledger.plan_total, ledger.permit_total, ledger.parcel_total TO rulem_etl;
+-- The totals are read by the writers and written by nobody but the two functions above.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ledger.plan_total, ledger.permit_total,
+  ledger.parcel_total FROM rulem_etl;
+GRANT SELECT ON ledger.plan_total, ledger.permit_total, ledger.parcel_total TO rulem_etl;

@@ -12,8 +12,9 @@
 --   cwmp_area, core.parameter    every owner of the plan area
 -- An UPDATE of a versioned layer closes the old version (the UPDATE's rows) and opens the new
 -- one through an INSERT inside the versioning trigger; the UPDATE trigger reads both, so the
--- nested INSERT (trigger depth > 1 while the versioning trigger's flag rulem.versioning is set,
--- sql/010) is skipped; an INSERT nested in another trigger (an edit view's, sql/950) is not.
+-- nested INSERT (the version the versioning trigger flagged, verified by
+-- core.versioning_nested, sql/010) is skipped; an INSERT nested in another trigger (an edit
+-- view's, sql/950) is not, whatever the setting says.
 -- Recompute drains the queue in chunks of whole owners, each claimed by its ledger lock taken
 -- without waiting, so any number of workers can drain it at once and none waits for another;
 -- rows are marked processed (with the run), never deleted.
@@ -78,7 +79,7 @@ CREATE OR REPLACE FUNCTION ledger.queue_owned_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
-     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
+     AND core.versioning_nested(TG_TABLE_NAME, ARRAY(SELECT version_id FROM changed_rows)) THEN
     RETURN NULL;
   END IF;
   EXECUTE format($q$
@@ -125,7 +126,7 @@ DECLARE
   meet      text;
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
-     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
+     AND core.versioning_nested(TG_TABLE_NAME, ARRAY(SELECT version_id FROM changed_rows)) THEN
     RETURN NULL;
   END IF;
   SELECT count(*) INTO n_changed FROM changed_rows;
@@ -206,7 +207,7 @@ CREATE OR REPLACE FUNCTION ledger.queue_permit_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
-     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
+     AND core.versioning_nested(TG_TABLE_NAME, ARRAY(SELECT version_id FROM changed_rows)) THEN
     RETURN NULL;
   END IF;
   INSERT INTO ledger.change_queue (plan_area_id, permit_id, layer, feature_id, version_id,
@@ -240,7 +241,7 @@ CREATE OR REPLACE FUNCTION ledger.queue_claim_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
-     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
+     AND core.versioning_nested(TG_TABLE_NAME, ARRAY(SELECT version_id FROM changed_rows)) THEN
     RETURN NULL;
   END IF;
   IF TG_TABLE_NAME = 'replacement' THEN
@@ -283,7 +284,7 @@ CREATE OR REPLACE FUNCTION ledger.queue_transfer_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
-     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
+     AND core.versioning_nested(TG_TABLE_NAME, ARRAY(SELECT version_id FROM changed_rows)) THEN
     RETURN NULL;
   END IF;
   INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
@@ -317,7 +318,8 @@ CREATE OR REPLACE FUNCTION ledger.queue_plan_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
 BEGIN
   IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
-     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
+     AND core.versioning_nested(TG_TABLE_NAME,  -- (core.parameter has no versions)
+           ARRAY(SELECT (to_jsonb(c) ->> 'version_id')::bigint FROM changed_rows c)) THEN
     RETURN NULL;
   END IF;
   INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer, reason)

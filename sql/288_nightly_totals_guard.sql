@@ -4,9 +4,12 @@
 -- The same pairing as ledger.totals_drift() (sql/165: on coalesce(key_id, 0), a hash join;
 -- 0.36 s on the county), counted without sorting or returning the rows, and with a plan-only
 -- variant.
+-- Every night checks every level (plan, permit, parcel), whether it posted or not: a total
+-- changed behind the posting trigger's back on a quiet night is caught that night, not at
+-- the next posting. (The totals are written by the posting trigger and the rebuild only,
+-- sql/165; the guard is for what no grant covers: an owner's hand, a restore, a bug.)
 -- p_plan_only: only the plan-wide figures (pub.plan_balance's, the deficit counts included),
--- 0.05 s on the county: the nightly's check when it posted nothing, so that a quiet night
--- stays quiet; after a night that posted entries every level is checked.
+-- 0.05 s on the county, for a caller that wants that much only.
 CREATE OR REPLACE FUNCTION ops.totals_drift_count(p_plan_only boolean DEFAULT false)
 RETURNS bigint LANGUAGE sql STABLE SET search_path = pg_catalog, ledger, pg_temp AS $$
   SELECT count(*)

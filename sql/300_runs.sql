@@ -4,6 +4,16 @@
 --
 -- Functions that read the ledger's and the checks' objects are plpgsql, so this file applies
 -- whatever order those files land in; they are resolved when called.
+--
+-- The run record is append-only for the writers (docs/operations.md, "Safety"): rulem_etl
+-- reads ops.run, ops.run_file, ops.run_parcel_balance and ops.run_finding but writes none of
+-- them; it moves a run through its protocol with the functions below, which run as the owner
+-- (SECURITY DEFINER, fixed search_path, no session setting read): start_run opens a record in
+-- the session that holds the plan area's lock, record_run_file, snapshot_run and
+-- summarize_run add to a running record, finish_run closes it once as done, partial or
+-- failed. Triggers hold the same for every role, the owner included: a run that ended is
+-- final, what a record says about its start never changes, nothing is deleted or truncated,
+-- and a snapshot changes only while its run is running (a retried step takes it again).
 
 -- ---------------------------------------------------------------------------------------------
 -- One reconciliation at a time per plan area: a session-level advisory lock on a fixed key.
@@ -63,7 +73,7 @@ CREATE OR REPLACE FUNCTION ops.start_run(p_plan_area_id integer, p_flow text,
                                          p_started_via text, p_host text, p_pid integer,
                                          p_inbox text DEFAULT NULL,
                                          p_prefect_flow_run_id text DEFAULT NULL)
-RETURNS bigint LANGUAGE plpgsql AS $$
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_run_id bigint;
 BEGIN
@@ -77,9 +87,9 @@ BEGIN
       USING HINT = 'Take it with ops.try_reconcile_lock in this session first.';
   END IF;
   INSERT INTO ops.run (plan_area_id, flow, started_via, host, pid, backend_pid, inbox,
-                       prefect_flow_run_id, previous_run_id)
+                       prefect_flow_run_id, created_by, previous_run_id)
   VALUES (p_plan_area_id, p_flow, p_started_via, p_host, p_pid, pg_backend_pid(), p_inbox,
-          p_prefect_flow_run_id,
+          p_prefect_flow_run_id, session_user,
           (SELECT max(p.run_id) FROM ops.run p
             WHERE p.plan_area_id = p_plan_area_id AND p.flow = 'nightly_reconciliation'
               AND p.status IN ('done', 'partial')))
@@ -93,26 +103,57 @@ END $$;
 COMMENT ON FUNCTION ops.start_run(integer, text, text, text, integer, text, text) IS
   'Opens a run record (call it in the session that holds the reconciliation lock); marks runs '
   'of the plan area left running by a killed process as abandoned; remembers the last '
-  'completed nightly run as the one to compare with. Returns the run id.';
+  'completed nightly run as the one to compare with. Returns the run id. Runs as the owner: '
+  'the writers cannot write ops.run themselves.';
+
+-- A run that is still running, or a one-line refusal: what the protocol's later steps need.
+CREATE OR REPLACE FUNCTION ops.running_run(p_run_id bigint) RETURNS ops.run
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v ops.run;
+BEGIN
+  SELECT * INTO v FROM ops.run r WHERE r.run_id = p_run_id;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'ops.run %: no such run', p_run_id USING ERRCODE = 'no_data_found';
+  ELSIF v.status <> 'running' THEN
+    RAISE EXCEPTION 'ops.run %: the run ended as %; its record is final', p_run_id, v.status
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN v;
+END $$;
+COMMENT ON FUNCTION ops.running_run(bigint) IS
+  'The run record of a run that is still running, or a refusal naming how it ended.';
 
 CREATE OR REPLACE FUNCTION ops.record_run_file(p_run_id bigint, p_file_name text, p_layer text,
                                                p_sha256 text, p_outcome text,
                                                p_batch_id bigint, p_moved_to text,
                                                p_message text)
-RETURNS bigint LANGUAGE sql AS $$
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_id bigint;
+BEGIN
+  PERFORM ops.running_run(p_run_id);
   INSERT INTO ops.run_file (run_id, file_name, layer, file_sha256, outcome, batch_id, moved_to,
                             message)
   VALUES (p_run_id, p_file_name, p_layer, p_sha256, p_outcome,
           (SELECT b.batch_id FROM ops.batch b WHERE b.batch_id = p_batch_id), p_moved_to,
           p_message)
-  RETURNING run_file_id
-$$;
+  RETURNING run_file_id INTO v_id;
+  RETURN v_id;
+END $$;
 COMMENT ON FUNCTION ops.record_run_file(bigint, text, text, text, text, bigint, text, text) IS
-  'Records what became of one inbox file in a run (loaded, duplicate, quarantined, left).';
+  'Records what became of one inbox file in a running run (loaded, duplicate, quarantined, '
+  'left).';
 
 CREATE OR REPLACE FUNCTION ops.finish_run(p_run_id bigint, p_status text, p_message text,
                                           p_report_path text DEFAULT NULL)
-RETURNS void LANGUAGE sql AS $$
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF p_status IS NULL OR p_status NOT IN ('done', 'partial', 'failed') THEN
+    RAISE EXCEPTION 'ops.run %: a run ends as done, partial or failed, not %', p_run_id,
+      coalesce(p_status, 'NULL') USING ERRCODE = 'check_violation';
+  END IF;
+  PERFORM ops.running_run(p_run_id);
   UPDATE ops.run r
      SET status = p_status, message = p_message, finished_at = clock_timestamp(),
          report_path = coalesce(p_report_path, r.report_path),
@@ -122,8 +163,8 @@ RETURNS void LANGUAGE sql AS $$
                  count(*) FILTER (WHERE outcome = 'duplicate')::integer AS duplicate,
                  count(*) FILTER (WHERE outcome = 'quarantined')::integer AS quarantined
             FROM ops.run_file WHERE run_id = p_run_id) f
-   WHERE r.run_id = p_run_id
-$$;
+   WHERE r.run_id = p_run_id;
+END $$;
 COMMENT ON FUNCTION ops.finish_run(bigint, text, text, text) IS
   'Closes a run record with its status (done, partial, failed), message and report folder; '
   'counts its inbox files.';
@@ -163,13 +204,25 @@ COMMENT ON FUNCTION ops.findings_seen_in(bigint) IS
 
 CREATE OR REPLACE FUNCTION ops.snapshot_run(p_run_id bigint, p_ledger_run_id bigint,
                                             p_check_run_id bigint)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+AS $$
 DECLARE
   v_plan integer;
   v_prev ops.run;
   v_state jsonb;
 BEGIN
-  SELECT plan_area_id INTO v_plan FROM ops.run WHERE run_id = p_run_id;
+  v_plan := (ops.running_run(p_run_id)).plan_area_id;
+  IF p_ledger_run_id IS NOT NULL
+     AND NOT EXISTS (SELECT 1 FROM ledger.run l WHERE l.run_id = p_ledger_run_id) THEN
+    RAISE EXCEPTION 'ops.run %: ledger run % does not exist', p_run_id, p_ledger_run_id
+      USING ERRCODE = 'foreign_key_violation';
+  END IF;
+  IF p_check_run_id IS NOT NULL
+     AND NOT EXISTS (SELECT 1 FROM checks.run c
+                     WHERE c.run_id = p_check_run_id AND c.plan_area_id = v_plan) THEN
+    RAISE EXCEPTION 'ops.run %: check run % is no check run of its plan area', p_run_id,
+      p_check_run_id USING ERRCODE = 'foreign_key_violation';
+  END IF;
   SELECT p.* INTO v_prev FROM ops.run r JOIN ops.run p ON p.run_id = r.previous_run_id
   WHERE r.run_id = p_run_id;
   v_state := ops.balance_state(v_plan);
@@ -225,7 +278,8 @@ END $$;
 COMMENT ON FUNCTION ops.snapshot_run(bigint, bigint, bigint) IS
   'Keeps what a run saw: the parcel balances (pub.parcel_balance, parcels with impact or '
   'credit) and the findings of its check run, each with a key that identifies it across runs; '
-  'when either is what the run before saw, a reference to that run''s rows instead.';
+  'when either is what the run before saw, a reference to that run''s rows instead. Only '
+  'while the run is running.';
 
 CREATE OR REPLACE FUNCTION ops.run_finding_change(p_run_id bigint)
 RETURNS TABLE (change text, finding_key text, paragraph text, check_code text, severity text,
@@ -367,7 +421,7 @@ COMMENT ON FUNCTION ops.plan_figures(jsonb) IS
   'status.';
 
 CREATE OR REPLACE FUNCTION ops.summarize_run(p_run_id bigint) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_run ops.run;
   v_plan jsonb;
@@ -382,7 +436,7 @@ DECLARE
   v_findings integer;
   v_files integer;
 BEGIN
-  SELECT * INTO v_run FROM ops.run WHERE run_id = p_run_id;
+  v_run := ops.running_run(p_run_id);
   SELECT plan_totals, balance_state INTO v_prev_plan, v_prev_state
   FROM ops.run WHERE run_id = v_run.previous_run_id;
   IF v_run.parcels_seen_in_run_id IS NOT NULL AND v_prev_plan IS NOT NULL THEN
@@ -494,13 +548,26 @@ COMMENT ON COLUMN pub.reconciliation_run.report_path IS 'Folder of the run''s re
 COMMENT ON COLUMN pub.reconciliation_run.message IS 'Outcome in one line.';
 
 DROP VIEW IF EXISTS pub.reconciliation_file;
+-- The files of restricted layers (3(d) species records) are left out: their names tell which
+-- permits have protected species (sql/013_restricted_rows.sql). The restricted layers are
+-- read when the view is read (ops.restricted_layers: a function's body is not a dependency,
+-- so the view does not hold on to ops.layer, which a downgrade drops, and names no layer).
+CREATE OR REPLACE FUNCTION ops.restricted_layers() RETURNS text[]
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS
+$$ SELECT coalesce(array_agg(l.layer ORDER BY l.layer), '{}') FROM ops.layer l
+   WHERE l.restricted $$;
+COMMENT ON FUNCTION ops.restricted_layers() IS
+  'The names of the restricted layers (ops.layer.restricted), for the published views that '
+  'leave their rows out.';
 CREATE VIEW pub.reconciliation_file AS
 SELECT f.run_file_id, f.run_id, f.file_name, f.layer, f.file_sha256, f.outcome, f.batch_id,
        f.moved_to, f.message, f.handled_at
-FROM ops.run_file f;
+FROM ops.run_file f
+WHERE f.layer IS NULL OR f.layer <> ALL (ops.restricted_layers());
 COMMENT ON VIEW pub.reconciliation_file IS
   'Files the runs took from the inbox: loaded, duplicate (archived), quarantined (with the '
-  'reason) or left in the inbox after a database error.';
+  'reason) or left in the inbox after a database error (files of restricted layers are not '
+  'listed).';
 COMMENT ON COLUMN pub.reconciliation_file.run_file_id IS 'Row id.';
 COMMENT ON COLUMN pub.reconciliation_file.run_id IS 'Run (pub.reconciliation_run).';
 COMMENT ON COLUMN pub.reconciliation_file.file_name IS 'Path relative to the inbox.';
@@ -533,9 +600,105 @@ GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(int
   ops.plan_figures(jsonb), ops.balance_state(integer), ops.parcels_seen_in(bigint),
   ops.findings_seen_in(bigint), ops.run_finding_review(bigint)
   TO rulem_etl;
-GRANT SELECT, INSERT, UPDATE ON ops.run, ops.run_file TO rulem_etl;
-GRANT SELECT, INSERT, DELETE ON ops.run_parcel_balance, ops.run_finding TO rulem_etl;
+-- The run record is written through the protocol's functions only (they run as the owner).
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ops.run, ops.run_file, ops.run_parcel_balance,
+  ops.run_finding FROM rulem_etl;
+GRANT SELECT ON ops.run, ops.run_file, ops.run_parcel_balance, ops.run_finding TO rulem_etl;
+REVOKE ALL ON FUNCTION ops.running_run(bigint) FROM PUBLIC;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ops TO rulem_etl;
 REVOKE ALL ON pub.reconciliation_run, pub.reconciliation_file FROM PUBLIC;
 GRANT SELECT ON pub.reconciliation_run, pub.reconciliation_file
   TO rulem_staff, rulem_gis, rulem_etl;
+
+-- ---------------------------------------------------------------------------------------------
+-- The record moves forward only, for every role (the owner's functions above included).
+-- ---------------------------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION ops.run_moves_forward() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF (NEW.run_id, NEW.plan_area_id, NEW.flow, NEW.started_at, NEW.started_via, NEW.host,
+      NEW.pid, NEW.backend_pid, NEW.prefect_flow_run_id, NEW.created_by, NEW.previous_run_id,
+      NEW.inbox)
+     IS DISTINCT FROM
+     (OLD.run_id, OLD.plan_area_id, OLD.flow, OLD.started_at, OLD.started_via, OLD.host,
+      OLD.pid, OLD.backend_pid, OLD.prefect_flow_run_id, OLD.created_by, OLD.previous_run_id,
+      OLD.inbox) THEN
+    RAISE EXCEPTION 'ops.run %: what a run records about its start never changes', OLD.run_id
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  IF OLD.status <> 'running' THEN
+    RAISE EXCEPTION 'ops.run %: the run ended as %; its record is final', OLD.run_id,
+      OLD.status USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NEW;
+END $$;
+COMMENT ON FUNCTION ops.run_moves_forward() IS
+  'Trigger: an ops.run row changes only while running, and never in what it records about '
+  'the run''s start.';
+
+-- Rows of a run's file list and snapshots are added (and a snapshot taken again) only while
+-- the run is running: once per statement, for the runs its rows name.
+CREATE OR REPLACE FUNCTION ops.run_rows_while_running() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  bad record;
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    SELECT r.run_id, r.status INTO bad
+    FROM (SELECT DISTINCT n.run_id FROM new_rows n) x JOIN ops.run r ON r.run_id = x.run_id
+    WHERE r.status <> 'running' LIMIT 1;
+  ELSE
+    SELECT r.run_id, r.status INTO bad
+    FROM (SELECT DISTINCT o.run_id FROM old_rows o) x JOIN ops.run r ON r.run_id = x.run_id
+    WHERE r.status <> 'running' LIMIT 1;
+  END IF;
+  IF FOUND THEN
+    RAISE EXCEPTION '%.%: run % ended as %; its record is final', TG_TABLE_SCHEMA,
+      TG_TABLE_NAME, bad.run_id, bad.status USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION ops.run_rows_while_running() IS
+  'Trigger: rows of a run''s file list or snapshots are added or removed only while the run '
+  'is running.';
+
+DROP TRIGGER IF EXISTS run_moves_forward ON ops.run;
+CREATE TRIGGER run_moves_forward BEFORE UPDATE ON ops.run
+  FOR EACH ROW EXECUTE FUNCTION ops.run_moves_forward();
+DROP TRIGGER IF EXISTS run_no_delete ON ops.run;
+CREATE TRIGGER run_no_delete BEFORE DELETE ON ops.run
+  FOR EACH ROW EXECUTE FUNCTION ops.refuse_change();
+DROP TRIGGER IF EXISTS run_no_truncate ON ops.run;
+CREATE TRIGGER run_no_truncate BEFORE TRUNCATE ON ops.run
+  FOR EACH STATEMENT EXECUTE FUNCTION ops.refuse_change();
+DROP TRIGGER IF EXISTS run_file_append_only ON ops.run_file;
+CREATE TRIGGER run_file_append_only BEFORE UPDATE OR DELETE ON ops.run_file
+  FOR EACH ROW EXECUTE FUNCTION ops.refuse_change();
+DROP TRIGGER IF EXISTS run_file_no_truncate ON ops.run_file;
+CREATE TRIGGER run_file_no_truncate BEFORE TRUNCATE ON ops.run_file
+  FOR EACH STATEMENT EXECUTE FUNCTION ops.refuse_change();
+DROP TRIGGER IF EXISTS run_file_while_running ON ops.run_file;
+CREATE TRIGGER run_file_while_running AFTER INSERT ON ops.run_file
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+  EXECUTE FUNCTION ops.run_rows_while_running();
+DO $$
+DECLARE
+  t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['run_parcel_balance', 'run_finding'] LOOP
+    EXECUTE format('DROP TRIGGER IF EXISTS snapshot_no_update ON ops.%I', t);
+    EXECUTE format('CREATE TRIGGER snapshot_no_update BEFORE UPDATE ON ops.%I '
+                   'FOR EACH ROW EXECUTE FUNCTION ops.refuse_change()', t);
+    EXECUTE format('DROP TRIGGER IF EXISTS snapshot_no_truncate ON ops.%I', t);
+    EXECUTE format('CREATE TRIGGER snapshot_no_truncate BEFORE TRUNCATE ON ops.%I '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION ops.refuse_change()', t);
+    EXECUTE format('DROP TRIGGER IF EXISTS snapshot_insert_while_running ON ops.%I', t);
+    EXECUTE format('CREATE TRIGGER snapshot_insert_while_running AFTER INSERT ON ops.%I '
+                   'REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION ops.run_rows_while_running()', t);
+    EXECUTE format('DROP TRIGGER IF EXISTS snapshot_delete_while_running ON ops.%I', t);
+    EXECUTE format('CREATE TRIGGER snapshot_delete_while_running AFTER DELETE ON ops.%I '
+                   'REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION ops.run_rows_while_running()', t);
+  END LOOP;
+END $$;

@@ -378,6 +378,14 @@ GRANT INSERT ON ledger.change_queue, ops.layer_write TO rulem_editor;
 GRANT EXECUTE ON FUNCTION core.register_feature(text, integer, text), ops.current_batch(),
   ledger.change_words(text, bigint, bigint), ledger.owners_meeting(integer, geometry)
   TO rulem_editor;
+-- The ledger queue's claim trigger on core.permit (sql/170) looks up the claims a decision
+-- change meets: an editor's permit edit fires it (where the function exists).
+DO $$
+BEGIN
+  IF to_regprocedure('ledger.claimants_meeting(integer, geometry)') IS NOT NULL THEN
+    GRANT EXECUTE ON FUNCTION ledger.claimants_meeting(integer, geometry) TO rulem_editor;
+  END IF;
+END $$;
 GRANT EXECUTE ON FUNCTION edit.plan_boundary(integer), edit.permit_of(text, text, bigint),
   edit.check_geometry(text, text, geometry, integer, text), edit.plan_area_of(text, integer)
   TO rulem_editor;

@@ -91,3 +91,22 @@ BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO rulem_etl', f.sig);
   END LOOP;
 END $$;
+
+-- The writers' triggers notify rulem-db watch (sql/172) and record their batch's transaction
+-- (sql/012): sql/superuser/harden.sql takes pg_notify and the transaction-id functions from
+-- PUBLIC and lets the owner pass them on; rulem_etl and rulem_editor get them here.
+DO $$
+DECLARE
+  f record;
+BEGIN
+  FOR f IN
+    SELECT p.oid::regprocedure AS sig FROM pg_proc p
+    WHERE ((p.pronamespace = 'pg_catalog'::regnamespace
+            AND p.proname IN ('pg_notify', 'txid_current', 'pg_current_xact_id'))
+           OR p.proname = 'gettransactionid')
+      AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
+      AND has_function_privilege(current_user, p.oid, 'EXECUTE WITH GRANT OPTION')
+  LOOP
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO rulem_etl, rulem_editor', f.sig);
+  END LOOP;
+END $$;

@@ -233,11 +233,12 @@ def test_two_reconciles_started_together_one_runs_the_other_exits(db_url, engine
 
 
 def test_report_lists_a_finding_without_a_permit(db_url, engine, tmp_path):
-    """A District project (no permit) replacing outside the plan area gives a 7(c) finding
-    with no permit number; the report sorted findings by permit and failed on it."""
+    """A District project (no permit) replacing partly outside the plan area gives a 7(c)
+    finding with no permit number; the report sorted findings by permit and failed on it.
+    (Wholly outside, the database refuses it: sql/014_write_rules.sql.)"""
     _site(engine)
     with engine.begin() as conn:  # plan boundary is at(-1000, -1000, 5000, 5000)
-        s.replacement(conn, None, at(6000, 0, 6100, 100), "dp1", district_project="DP-1")
+        s.replacement(conn, None, at(4950, 0, 5100, 100), "dp1", district_project="DP-1")
     summary = _reconcile(db_url, tmp_path / "reports")
     with engine.connect() as conn:
         n = conn.execute(sa.text(

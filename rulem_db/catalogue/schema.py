@@ -127,6 +127,9 @@ def _ops_tables(md: sa.MetaData) -> None:
         sa.Column("started_at", sa.DateTime(timezone=True), nullable=False,
                   server_default=sa.text("clock_timestamp()"), comment="Start time."),
         sa.Column("finished_at", sa.DateTime(timezone=True), comment="End time."),
+        sa.Column("opened_xact", sa.BigInteger,
+                  comment="Transaction (pg_current_xact_id) that opened the batch: the only "
+                          "one that may attribute versions to it. Set by the database."),
         sa.CheckConstraint("status IN ('running', 'loaded', 'failed', 'duplicate')",
                            name="status_code"),
         sa.Index("ix_batch_sha256", "plan_area_id", "layer", "file_sha256"),

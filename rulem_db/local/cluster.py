@@ -437,6 +437,7 @@ select
   and shobj_description((select oid from pg_database where datname = 'template1'),
                         'pg_database') = %(marker)s
   and not has_function_privilege('public', 'pg_catalog.pg_advisory_lock(bigint)', 'EXECUTE')
+  and not has_function_privilege('public', 'pg_catalog.lo_from_bytea(oid, bytea)', 'EXECUTE')
   and exists (select from pg_auth_members m
               where m.member = (select oid from pg_roles where rolname = %(writer)s)
                 and m.roleid = (select oid from pg_roles where rolname = 'rulem_etl'))
@@ -661,13 +662,19 @@ def _bootstrap_admin(layout: _Layout, port: int, password: str) -> None:
 
 
 def _login(cur: Any, role: str, attributes: str, password: str, progress: Progress) -> None:
-    """Create the login role if missing and (re)set its attributes and password."""
+    """Create the login role if missing and (re)set its attributes and password, and its
+    connection limit unless one was set (rulem_db.catalogue.hardening.CONNECTION_LIMITS)."""
+    from rulem_db.catalogue.hardening import connection_limit_sql
+
     cur.execute("select 1 from pg_roles where rolname = %s", (role,))
     if cur.fetchone() is None:
         progress(f"creating role {role}")
         cur.execute(f"create role {role}")
     cur.execute(f"alter role {role} login {attributes} password %s",
                 (_scram_verifier(password),))
+    limit = connection_limit_sql(role)
+    if limit:
+        cur.execute(limit)
 
 
 def _provision(layout: _Layout, port: int, state: dict[str, Any], progress: Progress) -> None:
