@@ -339,3 +339,21 @@ def test_nothing_is_posted_into_a_closed_year_after_its_issue(engine, db_url, si
         assert statement(conn, 2025)["prior_period"]["balance_acres"] == 1
         assert plan_as_of(conn, "2024-12-31")["balance_acres"] == D("-2.4711")
         assert plan_as_of(conn, "2024-12-31", restated=True)["balance_acres"] == D("-1.4711")
+
+
+def test_the_statement_says_how_it_is_read(engine, db_url, site, tmp_path, capsys):
+    """Before the issue: not issued; after issuing 2024: 2024 issued and verified, 2023
+    closed with it, 2025 not issued."""
+    out = str(tmp_path)
+    assert cli.main(["--db", db_url, "statement", "--year", "2024", "--out", out]) == 0
+    assert "2024 not issued: figures as now recorded" in capsys.readouterr().out
+    assert cli.main(["--db", db_url, "statement", "--year", "2024", "--issue", "--out",
+                     out]) == 0
+    assert re.search(r"2024 issued \d{4}-\d\d-\d\d \d\d:\d\d-0[56]:00 by \w+, digest "
+                     r"[0-9a-f]{64}; figures read now have the same digest",
+                     capsys.readouterr().out)
+    assert cli.main(["--db", db_url, "statement", "--year", "2023", "--out", out]) == 0
+    assert "2023 not issued itself, closed with the 2024 statement issued" in \
+        capsys.readouterr().out
+    html = (tmp_path / f"statement-{PLAN}-2024.html").read_text()
+    assert "figures read now have the same digest" in html

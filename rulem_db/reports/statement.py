@@ -50,6 +50,7 @@ class Statement:
     entries: list[dict[str, Any]]
     restated: bool = False
     issue: dict[str, Any] | None = None   # the pub.ledger_statement_issue row, when issued
+    closed_by: dict[str, Any] | None = None  # not issued itself: the later issue closing it
 
     @property
     def verified(self) -> bool | None:
@@ -106,7 +107,13 @@ def read_statement(conn: sa.Connection, plan_area: str, year: int,
     entries = [dict(r) for r in conn.execute(sa.text(
         "SELECT * FROM pub.ledger_statement_entry(:c, :y, :tz, :r)"), params).mappings()]
     used = issue["tz"] if issue and not restated else (tz or DEFAULT_TZ)
-    return Statement(plan_area, name, year, used, lines, entries, restated, issue)
+    closed_by = None
+    if issue is None:   # a year before the first issued one is closed by it
+        row = conn.execute(sa.text(
+            "SELECT * FROM pub.ledger_statement_issue WHERE plan_area = :c AND year > :y "
+            "ORDER BY year LIMIT 1"), {"c": plan_area, "y": year}).mappings().one_or_none()
+        closed_by = dict(row) if row else None
+    return Statement(plan_area, name, year, used, lines, entries, restated, issue, closed_by)
 
 
 def issue_statement(conn: sa.Connection, plan_area: str, year: int,
@@ -123,6 +130,14 @@ def issue_note(statement: Statement) -> str:
     """One line on the statement's standing: issued (and verified), restated, or not
     issued."""
     issue = statement.issue
+    if issue is None and statement.closed_by is not None:
+        later = statement.closed_by
+        when = later["issued_at"].astimezone(ZoneInfo(later["tz"])).isoformat(
+            sep=" ", timespec="minutes")
+        return (f"{statement.year} not issued itself, closed with the {later['year']} "
+                f"statement issued {when} by {later['issued_by']}: "
+                + ("restated, as now known" if statement.restated
+                   else "figures as recorded then"))
     if issue is None:
         return (f"{statement.year} not issued: figures as now recorded "
                 "(rulem-db statement --issue closes the year)")
@@ -166,7 +181,7 @@ def write_csv(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) 
 
 def line_label(statement: Statement, row: dict[str, Any]) -> str:
     if (row["line_code"] == "closing_balance" and statement.year_to_date
-            and statement.issue is None):
+            and statement.issue is None and statement.closed_by is None):
         now = dt.datetime.now(ZoneInfo(statement.tz)).isoformat(sep=" ", timespec="minutes")
         return f"Balance to date ({now}; the year is not over)"
     return row["line"]
