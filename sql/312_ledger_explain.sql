@@ -193,8 +193,15 @@ COMMENT ON FUNCTION ledger.explain_rows(text, bigint[], date, timestamptz, boole
   '(NULL all), as of a date and as recorded at an instant (docs/ledger.md section 5).';
 
 DROP VIEW IF EXISTS pub.balance_explain CASCADE;
-CREATE VIEW pub.balance_explain AS
-  SELECT * FROM ledger.explain_rows(NULL, NULL, 'infinity', 'infinity', false);
+CREATE VIEW pub.balance_explain AS   -- acre columns typed numeric(12,4) as BI tools expect
+  SELECT x.level, x.parcel_id, x.pin, x.permit_id, x.permit_no, x.district_project,
+         x.plan_area_id, x.row_kind, x.measure, x.entry_kind, x.acres::numeric(12,4) AS acres,
+         x.acres_exact, x.balance_effect_acres::numeric(12,4) AS balance_effect_acres,
+         x.effective_on, x.entry_id, x.posted_at, x.posted_by, x.run_id, x.reason,
+         x.feature_keys, x.wetland_keys, x.source_batch_ids, x.source_files, x.loaded_by,
+         x.sources, x.finding_id, x.check_code, x.paragraph, x.severity, x.finding_message,
+         x.measured_value, x.unit, x.review_state
+  FROM ledger.explain_rows(NULL, NULL, 'infinity', 'infinity', false) x;
 COMMENT ON VIEW pub.balance_explain IS
   'Why each parcel''s and each permit''s balance is what it is (docs/ledger.md section 5): '
   'for every parcel and every permit (level), the ledger entries standing now behind its '
@@ -295,14 +302,20 @@ BEGIN
       RAISE EXCEPTION 'no permit %', p_permit USING ERRCODE = 'no_data_found';
     END IF;
   END IF;
-  RETURN QUERY
-  SELECT * FROM ledger.explain_rows(CASE WHEN p_parcel IS NOT NULL THEN 'parcel'
-                                         ELSE 'permit' END,
-                                    v_ids, coalesce(p_as_of, 'infinity'),
-                                    coalesce(p_recorded_at, 'infinity'),
-                                    coalesce(p_restated, false))
-  ORDER BY row_kind, permit_no NULLS LAST, district_project, measure, pin NULLS LAST,
-           entry_id, paragraph, check_code, finding_id;
+  RETURN QUERY   -- the view's columns and types
+  SELECT x.level, x.parcel_id, x.pin, x.permit_id, x.permit_no, x.district_project,
+         x.plan_area_id, x.row_kind, x.measure, x.entry_kind, x.acres::numeric(12,4),
+         x.acres_exact, x.balance_effect_acres::numeric(12,4), x.effective_on, x.entry_id,
+         x.posted_at, x.posted_by, x.run_id, x.reason, x.feature_keys, x.wetland_keys,
+         x.source_batch_ids, x.source_files, x.loaded_by, x.sources, x.finding_id,
+         x.check_code, x.paragraph, x.severity, x.finding_message, x.measured_value, x.unit,
+         x.review_state
+  FROM ledger.explain_rows(CASE WHEN p_parcel IS NOT NULL THEN 'parcel' ELSE 'permit' END,
+                           v_ids, coalesce(p_as_of, 'infinity'),
+                           coalesce(p_recorded_at, 'infinity'),
+                           coalesce(p_restated, false)) x
+  ORDER BY x.row_kind, x.permit_no NULLS LAST, x.district_project, x.measure,
+           x.pin NULLS LAST, x.entry_id, x.paragraph, x.check_code, x.finding_id;
 END $$;
 COMMENT ON FUNCTION pub.balance_explain(text, text, date, timestamptz, boolean) IS
   'Why one parcel''s (p_parcel: its PIN, any punctuation) or one permit''s (p_permit: its '
