@@ -42,6 +42,8 @@ def command_name(args: argparse.Namespace) -> str:
 
 def writes(args: argparse.Namespace) -> bool:
     """Whether this invocation may write to the database (and so needs the primary)."""
+    if args.command == "statement":   # --issue records the year's issue
+        return bool(getattr(args, "issue", False))
     if command_name(args) in READING or args.command in READING:
         return False
     if args.command == "check":       # --last prints the last run's findings

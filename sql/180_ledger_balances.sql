@@ -11,7 +11,13 @@
 -- effective on or before D and posted up to R, over the parcels and permits current at R
 -- (pub.*_balance_as_of(D, R)); the *_at(timestamptz) functions are the posting-time view
 -- alone: every entry posted up to the instant, whatever its date, over the versions current
--- then. A reversal carries its reversed entry's date, so every (D, R) shows each line once. Every published figure is a sum of the entries'
+-- then. A reversal carries its reversed entry's date, so every (D, R) shows each line once.
+-- Closed years (revision 0035, docs/ledger.md section 4b): once a year's statement is issued
+-- (ledger.statement_issue), a date D in that year, or in any year before it, is read as
+-- recorded at the issue moment: R is capped at ledger.closed_at(plan area, D), so the figures
+-- as of D never change again, and a fact recorded later counts only from the first year not
+-- yet issued on (a prior-period adjustment there). pub.*_balance_as_of(D, R, true) (restated)
+-- drops the cap: the year as now known. Every published figure is a sum of the entries'
 -- published acres (acres_published, 4 decimals, allocated by largest remainder within each
 -- owner's lines of a measure when posting, sql/160; round(acres, 4) on entries posted before
 -- revision 0018), so the published figures add up exactly: parcel rows + unallocated = the
@@ -30,6 +36,10 @@ DROP FUNCTION IF EXISTS ledger.balance_status(numeric, numeric);  -- inlined in 
 DROP FUNCTION IF EXISTS pub.parcel_balance_as_of(date);  -- revision 0019: (date, timestamptz)
 DROP FUNCTION IF EXISTS pub.permit_balance_as_of(date);
 DROP FUNCTION IF EXISTS pub.plan_balance_as_of(date);
+-- revision 0035: (date, timestamptz, boolean); the views' CASCADE drops the 2-argument ones
+DROP FUNCTION IF EXISTS pub.parcel_balance_as_of(date, timestamptz);
+DROP FUNCTION IF EXISTS pub.permit_balance_as_of(date, timestamptz);
+DROP FUNCTION IF EXISTS pub.plan_balance_as_of(date, timestamptz);
 
 CREATE OR REPLACE FUNCTION ledger.end_of(p_on date) RETURNS timestamptz
 LANGUAGE sql STABLE PARALLEL SAFE AS
@@ -117,9 +127,11 @@ COMMENT ON FUNCTION ledger.plan_measures(integer, timestamptz, date) IS
   'before p_on, default every date), with the balance of '
   'entries on no parcel (unallocated) and the District projects'' credit.';
 
--- The published balances. One template per level, with {at} for the instant: the views use
--- 'infinity' (everything posted, current features), the pub.*_at / *_as_of functions their
--- argument. The views read the tables directly, so staff need no right on ledger or core (a
+-- The published balances. One template per level, with {cut} for the instant read in each
+-- plan area (one row per plan area: plan_area_id, at): the pub.*_at functions their
+-- argument; the pub.*_as_of functions the recorded-at argument, capped by the moment the
+-- date's year was closed (ledger.closed_at, sql/176: an issued year is read as recorded at
+-- its issue, docs/ledger.md section 4b) unless p_restated asks for the year as now known. The views read the tables directly, so staff need no right on ledger or core (a
 -- view's tables are checked as its owner; functions it calls are not), and geometry columns
 -- carry the working CRS as a typmod (geometry(MultiPolygon, <srid>)) as GIS clients expect.
 DROP FUNCTION IF EXISTS ledger.parcel_balance_at(timestamptz);
@@ -166,6 +178,8 @@ DECLARE
   parcel_now text;
   permit_now text;
   plan_now text;
+  at_cut text;
+  as_of_cut text;
   definer text := 'LANGUAGE sql STABLE SECURITY DEFINER '
                   'SET search_path = pg_catalog, public, pg_temp SET jit = off';
 BEGIN
@@ -179,16 +193,19 @@ BEGIN
            round(m.hosted, 4)::numeric(12,4) AS credit_hosted_acres,
            round(m.credit - m.required, 4)::numeric(12,4) AS balance_acres, %2$s AS status,
            p.geom::geometry(MultiPolygon, %3$s) AS geom
-    FROM core.parcel p
+    FROM {cut} cut
+    JOIN core.parcel p ON p.plan_area_id = cut.plan_area_id
     CROSS JOIN LATERAL (SELECT %1$s
                         FROM (SELECT x.measure, %4$s AS acres FROM ledger.entry x
-                              WHERE x.parcel_id = p.parcel_id AND x.posted_at <= {at}
+                              WHERE x.parcel_id = p.parcel_id AND x.posted_at <= cut.at
                                 AND x.effective_on <= {on}) e) m
-    WHERE p.valid_from <= {at} AND (p.valid_to IS NULL OR p.valid_to > {at})$t$,
+    WHERE p.valid_from <= cut.at AND (p.valid_to IS NULL OR p.valid_to > cut.at)$t$,
     sums, status, srid, published);
   permit := format($t$
     SELECT pm.permit_id, pm.permit_no, pm.plan_area_id, pm.status AS permit_status,
-           coalesce(pm.baseline_on, pm.decided_on, current_date) AS baseline_on,
+           -- undecided: measured as of the day it was read (today, or the recorded day)
+           coalesce(pm.baseline_on, pm.decided_on, least(current_date, cut.at::date))
+             AS baseline_on,
            round(m.impact, 4)::numeric(12,4) AS impact_acres,
            round(m.required, 4)::numeric(12,4) AS required_acres,
            round(m.credit, 4)::numeric(12,4) AS credit_acres,
@@ -198,12 +215,13 @@ BEGIN
            round(m.constructed, 4)::numeric(12,4) AS credit_constructed_acres,
            round(m.hosted, 4)::numeric(12,4) AS credit_hosted_acres,
            round(m.credit - m.required, 4)::numeric(12,4) AS balance_acres, %2$s AS status
-    FROM core.permit pm
+    FROM {cut} cut
+    JOIN core.permit pm ON pm.plan_area_id = cut.plan_area_id
     CROSS JOIN LATERAL (SELECT %1$s
                         FROM (SELECT x.measure, %3$s AS acres FROM ledger.entry x
-                              WHERE x.permit_id = pm.permit_id AND x.posted_at <= {at}
+                              WHERE x.permit_id = pm.permit_id AND x.posted_at <= cut.at
                                 AND x.effective_on <= {on}) e) m
-    WHERE pm.valid_from <= {at} AND (pm.valid_to IS NULL OR pm.valid_to > {at})$t$,
+    WHERE pm.valid_from <= cut.at AND (pm.valid_to IS NULL OR pm.valid_to > cut.at)$t$,
     sums, status, published);
   plan := format($t$
     SELECT pa.plan_area_id, pa.code, pa.name,
@@ -219,16 +237,17 @@ BEGIN
            m.parcels_in_deficit, m.permits_in_deficit,
            (SELECT ST_Multi(ST_Union(c.geom ORDER BY c.version_id))
             FROM core.cwmp_area c
-            WHERE c.plan_area_id = pa.plan_area_id AND c.valid_from <= {at}
-              AND (c.valid_to IS NULL OR c.valid_to > {at}))::geometry(MultiPolygon, %3$s)
+            WHERE c.plan_area_id = pa.plan_area_id AND c.valid_from <= cut.at
+              AND (c.valid_to IS NULL OR c.valid_to > cut.at))::geometry(MultiPolygon, %3$s)
              AS geom
     FROM core.plan_area pa
+    JOIN {cut} cut ON cut.plan_area_id = pa.plan_area_id
     CROSS JOIN LATERAL (  -- the plan area's entries read once, not once per figure
       WITH e AS MATERIALIZED (
         SELECT x.measure, x.entry_kind, %4$s AS acres, x.parcel_id, x.permit_id,
                x.district_project
         FROM ledger.entry x
-        WHERE x.plan_area_id = pa.plan_area_id AND x.posted_at <= {at}
+        WHERE x.plan_area_id = pa.plan_area_id AND x.posted_at <= cut.at
                                 AND x.effective_on <= {on})
       SELECT %1$s,
              coalesce(sum(e.acres) FILTER (WHERE e.measure = 'credit'
@@ -314,10 +333,15 @@ BEGIN
                         FROM ledger.plan_total t WHERE t.plan_area_id = pa.plan_area_id) m$t$,
     tsums, status, srid);
 
-  -- {on}: the effective date read (inclusive); {at}: the instant recorded up to.
+  -- {on}: the effective date read (inclusive); {cut}: per plan area, the instant recorded up
+  -- to (a closed year's issue moment, docs/ledger.md section 4b).
   parcel := replace(parcel, '{on}', '%on%');
   permit := replace(permit, '{on}', '%on%');
   plan := replace(plan, '{on}', '%on%');
+  at_cut := '(SELECT pa0.plan_area_id, p_at AS at FROM core.plan_area pa0)';
+  as_of_cut := '(SELECT pa0.plan_area_id, CASE WHEN p_restated THEN p_recorded_at '
+               'ELSE least(p_recorded_at, ledger.closed_at(pa0.plan_area_id, p_on)) END AS at '
+               'FROM core.plan_area pa0)';
   -- The current views read the totals (sql/165); the history functions below the entries.
   EXECUTE 'CREATE VIEW pub.parcel_balance AS ' || parcel_now;
   EXECUTE 'CREATE VIEW pub.permit_balance AS ' || permit_now;
@@ -326,25 +350,28 @@ BEGIN
   -- ledger and core for them; the search path is pinned.
   EXECUTE format('CREATE OR REPLACE FUNCTION pub.parcel_balance_at(p_at timestamptz) '
                  'RETURNS SETOF pub.parcel_balance %s AS %L', definer,
-                 replace(replace(parcel, '{at}', 'p_at'), '%on%', '''infinity''::date'));
+                 replace(replace(parcel, '{cut}', at_cut), '%on%', '''infinity''::date'));
   EXECUTE format('CREATE OR REPLACE FUNCTION pub.permit_balance_at(p_at timestamptz) '
                  'RETURNS SETOF pub.permit_balance %s AS %L', definer,
-                 replace(replace(permit, '{at}', 'p_at'), '%on%', '''infinity''::date'));
+                 replace(replace(permit, '{cut}', at_cut), '%on%', '''infinity''::date'));
   EXECUTE format('CREATE OR REPLACE FUNCTION pub.plan_balance_at(p_at timestamptz) '
                  'RETURNS SETOF pub.plan_balance %s AS %L', definer,
-                 replace(replace(plan, '{at}', 'p_at'), '%on%', '''infinity''::date'));
+                 replace(replace(plan, '{cut}', at_cut), '%on%', '''infinity''::date'));
   EXECUTE format('CREATE OR REPLACE FUNCTION pub.parcel_balance_as_of(p_on date, '
-                 'p_recorded_at timestamptz DEFAULT ''infinity'') '
+                 'p_recorded_at timestamptz DEFAULT ''infinity'', '
+                 'p_restated boolean DEFAULT false) '
                  'RETURNS SETOF pub.parcel_balance %s AS %L', definer,
-                 replace(replace(parcel, '{at}', 'p_recorded_at'), '%on%', 'p_on'));
+                 replace(replace(parcel, '{cut}', as_of_cut), '%on%', 'p_on'));
   EXECUTE format('CREATE OR REPLACE FUNCTION pub.permit_balance_as_of(p_on date, '
-                 'p_recorded_at timestamptz DEFAULT ''infinity'') '
+                 'p_recorded_at timestamptz DEFAULT ''infinity'', '
+                 'p_restated boolean DEFAULT false) '
                  'RETURNS SETOF pub.permit_balance %s AS %L', definer,
-                 replace(replace(permit, '{at}', 'p_recorded_at'), '%on%', 'p_on'));
+                 replace(replace(permit, '{cut}', as_of_cut), '%on%', 'p_on'));
   EXECUTE format('CREATE OR REPLACE FUNCTION pub.plan_balance_as_of(p_on date, '
-                 'p_recorded_at timestamptz DEFAULT ''infinity'') '
+                 'p_recorded_at timestamptz DEFAULT ''infinity'', '
+                 'p_restated boolean DEFAULT false) '
                  'RETURNS SETOF pub.plan_balance %s AS %L', definer,
-                 replace(replace(plan, '{at}', 'p_recorded_at'), '%on%', 'p_on'));
+                 replace(replace(plan, '{cut}', as_of_cut), '%on%', 'p_on'));
 END $$;
 
 CREATE VIEW pub.ledger_entry AS
@@ -465,28 +492,33 @@ COMMENT ON FUNCTION pub.permit_balance_at(timestamptz) IS
   'pub.permit_balance as it stood at an instant.';
 COMMENT ON FUNCTION pub.plan_balance_at(timestamptz) IS
   'pub.plan_balance as it stood at an instant.';
-COMMENT ON FUNCTION pub.parcel_balance_as_of(date, timestamptz) IS
+COMMENT ON FUNCTION pub.parcel_balance_as_of(date, timestamptz, boolean) IS
   'pub.parcel_balance as of a date (the entries whose fact took effect on or before it: '
   'ledger.entry.effective_on), as recorded at an instant (entries posted up to it; default '
-  'infinity: everything recorded), over the parcels current at that instant.';
-COMMENT ON FUNCTION pub.permit_balance_as_of(date, timestamptz) IS
+  'infinity: everything recorded), over the parcels current at that instant. A date in a '
+  'year whose statement was issued (or before it) is read as recorded at the issue at the '
+  'latest, so its figures never change; p_restated = true reads the year as now known '
+  '(docs/ledger.md section 4b).';
+COMMENT ON FUNCTION pub.permit_balance_as_of(date, timestamptz, boolean) IS
   'pub.permit_balance as of a date (effective dates), as recorded at an instant (default: '
-  'everything recorded), over the permits current at that instant.';
-COMMENT ON FUNCTION pub.plan_balance_as_of(date, timestamptz) IS
+  'everything recorded), over the permits current at that instant; a closed year is read '
+  'as recorded at its issue unless p_restated (docs/ledger.md section 4b).';
+COMMENT ON FUNCTION pub.plan_balance_as_of(date, timestamptz, boolean) IS
   'pub.plan_balance as of a date (effective dates), as recorded at an instant (default: '
-  'everything recorded).';
+  'everything recorded); a closed year is read as recorded at its issue unless p_restated '
+  '(docs/ledger.md section 4b).';
 
 REVOKE ALL ON FUNCTION ledger.end_of(date),
   ledger.parcel_measures(bigint, timestamptz, date), ledger.permit_measures(bigint, timestamptz, date),
   ledger.plan_measures(integer, timestamptz, date), pub.parcel_balance_at(timestamptz), pub.permit_balance_at(timestamptz),
-  pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date, timestamptz),
-  pub.permit_balance_as_of(date, timestamptz), pub.plan_balance_as_of(date, timestamptz) FROM PUBLIC;
+  pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date, timestamptz, boolean),
+  pub.permit_balance_as_of(date, timestamptz, boolean), pub.plan_balance_as_of(date, timestamptz, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.end_of(date),
   ledger.parcel_measures(bigint, timestamptz, date), ledger.permit_measures(bigint, timestamptz, date),
   ledger.plan_measures(integer, timestamptz, date) TO rulem_etl;
 GRANT EXECUTE ON FUNCTION pub.parcel_balance_at(timestamptz), pub.permit_balance_at(timestamptz),
-  pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date, timestamptz),
-  pub.permit_balance_as_of(date, timestamptz), pub.plan_balance_as_of(date, timestamptz)
+  pub.plan_balance_at(timestamptz), pub.parcel_balance_as_of(date, timestamptz, boolean),
+  pub.permit_balance_as_of(date, timestamptz, boolean), pub.plan_balance_as_of(date, timestamptz, boolean)
   TO rulem_staff, rulem_gis, rulem_etl;
 GRANT SELECT ON pub.parcel_balance, pub.permit_balance, pub.plan_balance, pub.ledger_entry
   TO rulem_staff, rulem_gis, rulem_etl;

@@ -9,6 +9,7 @@ year posted after it ended (in the statement's time zone) are its prior-period a
 from __future__ import annotations
 
 import csv
+import datetime as dt
 from decimal import Decimal
 
 import ledger_scenarios as s
@@ -26,16 +27,24 @@ def _feature(conn: sa.Connection, layer: str, key: str) -> int:
         "RETURNING feature_id"), {"l": layer, "k": key}).scalar_one()
 
 
+def _existing(conn: sa.Connection, layer: str, key: str) -> int:
+    return conn.execute(sa.text(
+        "SELECT feature_id FROM core.feature WHERE layer = :l AND feature_key = :k"),
+        {"l": layer, "k": key}).scalar_one()
+
+
 class Book:
     """Posts entries with a chosen posting time, as the ledger would have."""
 
-    def __init__(self, conn: sa.Connection) -> None:
+    def __init__(self, conn: sa.Connection, again: bool = False) -> None:
+        """again: post more to the book made before (its permit and parcel)."""
         self.conn = conn
         self.run_id = conn.execute(sa.text(
             "INSERT INTO ledger.run (mode, status) VALUES ('all', 'done') RETURNING run_id")
         ).scalar_one()
-        self.permit = _feature(conn, "permit", "23-001")
-        self.parcel = _feature(conn, "parcel", "PIN1")
+        make = _existing if again else _feature
+        self.permit = make(conn, "permit", "23-001")
+        self.parcel = make(conn, "parcel", "PIN1")
 
     def post(self, at: str, measure: str, acres: str, reverses: int | None = None,
              project: bool = False, on: str | None = None) -> int:
@@ -241,3 +250,54 @@ def test_statement_after_a_real_recompute_matches_the_plan_balance(engine, db_ur
     with engine.connect() as conn:
         following = _statement(conn, year + 1)
     assert following["opening_balance"]["balance_acres"] == Decimal(closing["balance_acres"])
+
+
+def test_an_issued_year_reads_as_issued_and_late_entries_adjust_the_next(engine, book):
+    """The book above, 2024 issued now (2023 is closed with it). Two facts recorded after the
+    issue: 0.25 credit effective 2024-05-01 and 0.1 required effective 2023-02-01. 2023 and
+    2024 read as issued (closing -0.7 and -1.0, the same lines, entries and digest); 2025
+    opens at -1.0, adjusts by +0.25 - 0.1 = +0.15 (prior-period) and closes at -1.0 + 0.15
+    + 0.4 = -0.45. Restated: 2023 closes at -0.7 - 0.1 = -0.8, 2024 at -1.0 + 0.15 = -0.85."""
+    with engine.begin() as conn:
+        issue = conn.execute(sa.text(
+            "SELECT * FROM ledger.issue_statement('acd-53-62', 2024)")).mappings().one()
+    with engine.connect() as conn:
+        before = {y: _statement(conn, y) for y in (2023, 2024)}
+    assert before[2024]["closing_balance"]["balance_acres"] == issue["closing_balance_acres"] \
+        == Decimal("-1.0")
+    assert before[2024]["adjustment"]["entry_ids"] == [book["req2024"]]  # posted before issue
+    # a back-dated posting before the issue moment is refused
+    with pytest.raises(sa.exc.DBAPIError, match="falls in a closed year"), \
+            engine.begin() as conn:
+        Book(conn, again=True).post("2025-06-01 10:00-05", "credit", "1", project=True,
+                                    on="2024-05-01")
+    with engine.begin() as conn:
+        late = Book(conn, again=True)
+        late_credit = late.post(str(issue["issued_at"] + dt.timedelta(seconds=1)), "credit",
+                                "0.25", project=True, on="2024-05-01")
+        late_required = late.post(str(issue["issued_at"] + dt.timedelta(seconds=1)),
+                                  "required", "0.1", on="2023-02-01")
+    with engine.connect() as conn:
+        after = {y: _statement(conn, y) for y in (2023, 2024)}
+        y25 = _statement(conn, 2025)
+        restated = {y: {r["line_code"]: r for r in conn.execute(sa.text(
+            "SELECT * FROM pub.ledger_statement('acd-53-62', :y, NULL, true)"),
+            {"y": y}).mappings()} for y in (2023, 2024)}
+        digest = conn.execute(sa.text(
+            "SELECT pub.ledger_statement_digest('acd-53-62', 2024)")).scalar_one()
+        as_of = conn.execute(sa.text(
+            "SELECT (SELECT balance_acres FROM pub.plan_balance_as_of('2024-12-31')), "
+            "(SELECT balance_acres FROM pub.plan_balance_as_of('2024-12-31', 'infinity', "
+            "true))")).one()
+    assert after == before and digest == issue["digest"]
+    assert y25["opening_balance"]["balance_acres"] == Decimal("-1.0")
+    assert y25["prior_period"]["entry_ids"] == sorted([late_credit, late_required])
+    assert y25["prior_period"]["balance_acres"] == Decimal("0.15")
+    assert y25["prior_period"]["debit_acres"] == Decimal("0.1")
+    assert y25["credit"]["entry_ids"] == [book["y2025"]]
+    assert y25["closing_balance"]["balance_acres"] == Decimal("-0.45")
+    assert restated[2023]["closing_balance"]["balance_acres"] == Decimal("-0.8")
+    assert restated[2024]["opening_balance"]["balance_acres"] == Decimal("-0.8")
+    assert restated[2024]["closing_balance"]["balance_acres"] == Decimal("-0.85")
+    assert restated[2024]["prior_period"]["entry_count"] == 0
+    assert tuple(as_of) == (Decimal("-1.0"), Decimal("-0.85"))

@@ -1,6 +1,7 @@
 """Tables of the ledger (append-only entries, change queue, recompute runs, wetland pieces):
 defined here, created by their Alembic revisions (0003; the visible study areas 0013; the
-published acres of an entry 0018; its effective date 0019; the totals kept at posting 0027).
+published acres of an entry 0018; its effective date 0019; the totals kept at posting 0027;
+the issued annual statements 0035).
 
 Why these tables: `ledger.entry` is the book (append-only, every number with the run, reason
 and input versions that produced it); `ledger.change_queue` says which owners (permits or
@@ -238,6 +239,50 @@ def define(md: sa.MetaData, srid: int) -> None:
                 "ledger.finish_run.",
     )
     _totals(md)
+    _statement_issue(md)
+
+
+# Revision 0035: the annual statements issued (docs/ledger.md section 4b).
+def _statement_issue(md: sa.MetaData) -> None:
+    """ledger.statement_issue (revision 0035).
+
+    Why: once a year's statement is issued, its figures and the balances as of any date in
+    that year never change (spec section 4, "Closed periods"). The record of the issue, its
+    moment above all, is what the as-of functions and the statement read the closed year
+    at; the digest lets an auditor prove later that the figures read are the ones issued."""
+    sa.Table(
+        "statement_issue", md,
+        sa.Column("statement_issue_id", sa.BigInteger, sa.Identity(), primary_key=True,
+                  comment="Issue id."),
+        sa.Column("plan_area_id", sa.Integer, sa.ForeignKey("core.plan_area.plan_area_id"),
+                  nullable=False, comment="Plan area whose statement was issued."),
+        sa.Column("year", sa.Integer, nullable=False,
+                  comment="Calendar year of effective dates the statement covers."),
+        sa.Column("tz", sa.Text, nullable=False,
+                  comment="Time zone the year ran in (its end splits the year's own lines "
+                          "from its late postings)."),
+        sa.Column("issued_at", sa.DateTime(timezone=True), nullable=False,
+                  server_default=sa.text("clock_timestamp()"),
+                  comment="When issued: the year (and every year before it) is read as "
+                          "recorded at this moment from now on (docs/ledger.md 4b)."),
+        sa.Column("issued_by", sa.Text, nullable=False, server_default=sa.text("session_user"),
+                  comment="Login that issued it (session_user)."),
+        sa.Column("digest", sa.Text, nullable=False,
+                  comment="SHA-256 (hex) of the statement's lines as issued: figures and "
+                          "entry ids (pub.ledger_statement_digest gives it as read now)."),
+        sa.Column("closing_balance_acres", sa.Numeric(14, 4), nullable=False,
+                  comment="Closing balance of the year as issued, published acres."),
+        sa.Column("entry_count", sa.BigInteger, nullable=False,
+                  comment="Entries the closing balance sums."),
+        sa.Column("lines", pg.JSONB, nullable=False,
+                  comment="The statement's lines as issued (pub.ledger_statement rows)."),
+        sa.UniqueConstraint("plan_area_id", "year", name="uq_statement_issue_year"),
+        sa.CheckConstraint("year BETWEEN 1900 AND 9999", name="year_range"),
+        sa.CheckConstraint("digest ~ '^[0-9a-f]{64}$'", name="digest_hex"),
+        schema="ledger",
+        comment="The annual ledger statements issued (rulem-db statement --issue), "
+                "append-only: one per plan area and year, in year order.",
+    )
 
 
 # Revision 0027: the sums kept at posting for the current balance views (sql/165).

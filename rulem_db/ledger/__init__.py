@@ -200,6 +200,13 @@ def _run_workers(eng: sa.Engine, conn: sa.Connection, run_id: int, helpers: int,
         raise errors[0]
 
 
+def recorded_at_sql(recorded_at: str | None) -> str:
+    """SQL for the :recorded_at parameter: an instant, or a date alone read as its end."""
+    if recorded_at and len(recorded_at) == 10:
+        return "((CAST(:recorded_at AS date) + 1)::timestamptz - interval '1 microsecond')"
+    return "CAST(:recorded_at AS timestamptz)"
+
+
 BALANCE_COLUMNS: dict[str, Sequence[str]] = {
     "plan": ("code", "impact_acres", "required_acres", "credit_acres", "credit_proposed_acres",
              "credit_constructed_acres", "unallocated_balance_acres", "balance_acres", "status",
@@ -214,24 +221,25 @@ BALANCE_COLUMNS: dict[str, Sequence[str]] = {
 
 def balances(conn: sa.Connection, level: str, key: str | None = None,
              as_of: str | None = None, only_active: bool = False,
-             recorded_at: str | None = None) -> list[dict[str, Any]]:
+             recorded_at: str | None = None, restated: bool = False) -> list[dict[str, Any]]:
     """Rows of pub.<level>_balance (or its _as_of(date, recorded_at) function) for the CLI and
     reports.
 
     level is plan, parcel or permit; key a PIN (parcel) or permit number (permit). as_of is a
     date of effect (the entries whose fact took effect by its end), recorded_at an instant (the
-    entries posted by then; default everything recorded); docs/ledger.md section 4a.
+    entries posted by then; default everything recorded); docs/ledger.md section 4a. A date
+    in a year whose statement was issued is read as recorded at the issue (the issued figures)
+    unless restated (the year as now known); docs/ledger.md section 4b.
     """
     if level not in BALANCE_COLUMNS:
         raise ValueError(f"unknown balance level {level!r}: plan, parcel or permit")
     if as_of or recorded_at:
-        # a date alone as recorded_at: recorded by the end of that date
-        at = ("(CAST(:recorded_at AS date) + 1)::timestamptz - interval '1 microsecond'"
-              if recorded_at and len(recorded_at) == 10 else "CAST(:recorded_at AS timestamptz)")
-        source = f"pub.{level}_balance_as_of(CAST(:as_of AS date), {at})"
+        at = recorded_at_sql(recorded_at)
+        source = f"pub.{level}_balance_as_of(CAST(:as_of AS date), {at}, :restated)"
     else:
         source = f"pub.{level}_balance"
-    where, params = [], {"as_of": as_of or "infinity", "recorded_at": recorded_at or "infinity"}
+    where, params = [], {"as_of": as_of or "infinity", "recorded_at": recorded_at or "infinity",
+                         "restated": restated}
     if key is not None and level == "parcel":
         # a PIN in any punctuation matches its normalized key, as ingest derives it
         where.append("b.parcel_id IN (SELECT f.feature_id FROM core.feature f "

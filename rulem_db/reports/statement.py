@@ -5,9 +5,14 @@ Files, in the output folder:
 - `statement-<plan>-<year>.csv`: the statement lines (opening balance, impacts, required,
   credit by status, transfers, reversals, adjustments, closing balance) with the ids of the
   ledger entries behind each line;
-- `statement-<plan>-<year>-entries.csv`: every entry effective in the year with the line it
-  falls on;
+- `statement-<plan>-<year>-entries.csv`: every entry on the statement (effective in the year,
+  or a prior-period adjustment of an earlier one) with the line it falls on;
 - `statement-<plan>-<year>.html`: both, as one page to print or send.
+
+A year whose statement was issued (`rulem-db statement --issue`, pub.ledger_statement_issue)
+is read as issued; restated (the year as now known) the files are named
+`statement-<plan>-<year>-restated...`, so they never overwrite the issued ones
+(docs/ledger.md section 4b).
 """
 
 from __future__ import annotations
@@ -43,6 +48,14 @@ class Statement:
     tz: str
     lines: list[dict[str, Any]]
     entries: list[dict[str, Any]]
+    restated: bool = False
+    issue: dict[str, Any] | None = None   # the pub.ledger_statement_issue row, when issued
+    closed_by: dict[str, Any] | None = None  # not issued itself: the later issue closing it
+
+    @property
+    def verified(self) -> bool | None:
+        """Whether the statement reads now as issued (same digest); None when not issued."""
+        return None if self.issue is None else bool(self.issue["figures_unchanged"])
 
     @property
     def opening(self) -> Any:
@@ -67,24 +80,82 @@ class StatementFiles:
     html: Path
 
 
+DEFAULT_TZ = "America/Chicago"
+
+
+def read_issue(conn: sa.Connection, plan_area: str, year: int) -> dict[str, Any] | None:
+    """The issue of a year's statement (pub.ledger_statement_issue), or None."""
+    row = conn.execute(sa.text(
+        "SELECT * FROM pub.ledger_statement_issue WHERE plan_area = :c AND year = :y"),
+        {"c": plan_area, "y": year}).mappings().one_or_none()
+    return dict(row) if row else None
+
+
 def read_statement(conn: sa.Connection, plan_area: str, year: int,
-                   tz: str = "America/Chicago") -> Statement:
-    """The statement's lines and entries (pub.ledger_statement, pub.ledger_statement_entry)."""
+                   tz: str | None = None, restated: bool = False) -> Statement:
+    """The statement's lines and entries (pub.ledger_statement, pub.ledger_statement_entry):
+    as issued when the year was issued (in its time zone), else as now recorded; restated,
+    as now known."""
     name = conn.execute(sa.text("SELECT name FROM core.plan_area WHERE code = :c"),
                         {"c": plan_area}).scalar()
     if name is None:
         raise ValueError(f"no plan area {plan_area!r} in this database")
-    params = {"c": plan_area, "y": year, "tz": tz}
+    issue = read_issue(conn, plan_area, year)
+    params = {"c": plan_area, "y": year, "tz": tz, "r": restated}
     lines = [dict(r) for r in conn.execute(sa.text(
-        "SELECT * FROM pub.ledger_statement(:c, :y, :tz)"), params).mappings()]
+        "SELECT * FROM pub.ledger_statement(:c, :y, :tz, :r)"), params).mappings()]
     entries = [dict(r) for r in conn.execute(sa.text(
-        "SELECT * FROM pub.ledger_statement_entry(:c, :y, :tz)"), params).mappings()]
-    return Statement(plan_area, name, year, tz, lines, entries)
+        "SELECT * FROM pub.ledger_statement_entry(:c, :y, :tz, :r)"), params).mappings()]
+    used = issue["tz"] if issue and not restated else (tz or DEFAULT_TZ)
+    closed_by = None
+    if issue is None:   # a year before the first issued one is closed by it
+        row = conn.execute(sa.text(
+            "SELECT * FROM pub.ledger_statement_issue WHERE plan_area = :c AND year > :y "
+            "ORDER BY year LIMIT 1"), {"c": plan_area, "y": year}).mappings().one_or_none()
+        closed_by = dict(row) if row else None
+    return Statement(plan_area, name, year, used, lines, entries, restated, issue, closed_by)
+
+
+def issue_statement(conn: sa.Connection, plan_area: str, year: int,
+                    tz: str | None = None) -> dict[str, Any]:
+    """Issue a year's statement (ledger.issue_statement, sql/311): returns the issue row.
+    Refused in one line when the year has not ended, was issued, is out of order, or the
+    ledger's change queue holds changes; needs a login of rulem_etl."""
+    row = conn.execute(sa.text("SELECT * FROM ledger.issue_statement(:c, :y, :tz)"),
+                       {"c": plan_area, "y": year, "tz": tz or DEFAULT_TZ}).mappings().one()
+    return dict(row)
+
+
+def issue_note(statement: Statement) -> str:
+    """One line on the statement's standing: issued (and verified), restated, or not
+    issued."""
+    issue = statement.issue
+    if issue is None and statement.closed_by is not None:
+        later = statement.closed_by
+        when = later["issued_at"].astimezone(ZoneInfo(later["tz"])).isoformat(
+            sep=" ", timespec="minutes")
+        return (f"{statement.year} not issued itself, closed with the {later['year']} "
+                f"statement issued {when} by {later['issued_by']}: "
+                + ("restated, as now known" if statement.restated
+                   else "figures as recorded then"))
+    if issue is None:
+        return (f"{statement.year} not issued: figures as now recorded "
+                "(rulem-db statement --issue closes the year)")
+    when = issue["issued_at"].astimezone(ZoneInfo(issue["tz"])).isoformat(
+        sep=" ", timespec="minutes")
+    head = f"{statement.year} issued {when} by {issue['issued_by']}, digest {issue['digest']}"
+    if statement.restated:
+        return f"restated: {statement.year} as now known ({head})"
+    check = ("figures read now have the same digest" if statement.verified
+             else f"FIGURES READ NOW DIFFER: digest now {issue['digest_now']}")
+    return f"{head}; {check}"
 
 
 def stem(statement: Statement) -> str:
-    """The file name stem: statement-<plan>-<year>."""
-    return f"statement-{statement.plan_area}-{statement.year}"
+    """The file name stem: statement-<plan>-<year>, with -restated for the year as now
+    known."""
+    return (f"statement-{statement.plan_area}-{statement.year}"
+            + ("-restated" if statement.restated else ""))
 
 
 def _csv_value(value: Any) -> Any:
@@ -109,7 +180,8 @@ def write_csv(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) 
 
 
 def line_label(statement: Statement, row: dict[str, Any]) -> str:
-    if row["line_code"] == "closing_balance" and statement.year_to_date:
+    if (row["line_code"] == "closing_balance" and statement.year_to_date
+            and statement.issue is None and statement.closed_by is None):
         now = dt.datetime.now(ZoneInfo(statement.tz)).isoformat(sep=" ", timespec="minutes")
         return f"Balance to date ({now}; the year is not over)"
     return row["line"]
@@ -138,25 +210,30 @@ def render_html(statement: Statement) -> str:
         "<h2>Statement (acres)</h2>",
         h.table(("line", "debit", "credit", "memo", "effect on balance", "entries",
                  "ledger entry ids"), lines, status_columns=()),
+        f'<p class="note">{h.esc(issue_note(statement))}.</p>',
         '<p class="note">Balance = credit minus debit (Rule M 7(b), one acre replaced for each '
         "acre impacted). The statement holds the entries whose fact took effect in the year "
         "(a permit's decision, a credit's status, a transfer: the entry's effective date). "
         "Entries posted after the year ended (31 December, "
-        f"{h.esc(statement.tz)}) are prior-period adjustments: a permit decided in the year and "
+        f"{h.esc(statement.tz)}) are late postings: a permit decided in the year and "
         "loaded later, a correction of the year's figures (its reversal keeps the date of the "
-        "entry it corrects). A reversal posted within the year cancels an entry when a "
+        "entry it corrects). Once a year's statement is issued its figures never change: a "
+        "fact of it recorded later is a prior-period adjustment of the next year not yet "
+        "issued. A reversal posted within the year cancels an entry when a "
         "recompute found different figures. Opening balance + effects of the lines = closing "
-        "balance; the opening balance is the closing balance of the year before as now "
-        "recorded. Memo lines (impact, constructed, proposed and hosted credit) do not move the "
-        "balance.</p>",
-        f"<h2>Ledger entries effective in {statement.year} ({len(statement.entries)})</h2>",
+        "balance; the opening balance is the closing balance of the year before as its "
+        "statement reads it (as issued once issued). Memo lines (impact, constructed, proposed "
+        "and hosted credit) do not move the balance.</p>",
+        f"<h2>Ledger entries on the statement of {statement.year} "
+        f"({len(statement.entries)})</h2>",
         h.table(("entry", "effective", "posted", "line", "permit / project", "parcel",
                  "measure", "kind", "acres", "effect", "reverses", "run", "reason"), entries,
                 status_columns=(),
                 empty="No entries took effect this year."),
         more,
     ]
-    title = f"Rule M ledger statement {statement.year}: {statement.plan_name}"
+    title = (f"Rule M ledger statement {statement.year}"
+             + (" (restated)" if statement.restated else "") + f": {statement.plan_name}")
     sub = (f"Plan area {statement.plan_area}; produced "
            f"{dt.datetime.now(ZoneInfo(statement.tz)).isoformat(sep=' ', timespec='minutes')}")
     return h.page(title, sub, "".join(body))

@@ -36,6 +36,7 @@ def test_every_command_is_classified_as_reading_or_writing() -> None:
     (["finding", "ack", "3"], True), (["finding", "list"], False), (["balance"], False),
     (["schedule", "--dry-run"], False), (["schedule"], True), (["db", "status"], False),
     (["db", "migrate"], True), (["export", "x.gpkg"], False),
+    (["statement", "--year", "2024"], False), (["statement", "--year", "2024", "--issue"], True),
 ])
 def test_writing_follows_the_arguments(argv: list[str], writes: bool) -> None:
     assert read_only.writes(cli.build_parser().parse_args(argv)) is writes
