@@ -33,12 +33,14 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import sqlalchemy as sa
 from clones import cloned
 from hardening_helpers import DemoTemplate
 from sqlalchemy.engine import URL
 from sqlalchemy.pool import NullPool
+from web_server import web_server_fixture  # noqa: F401  (provides `web_server`)
 
 from flows import nightly
 from rulem_cli import main as cli
@@ -411,6 +413,18 @@ def test_the_id_every_reader_shows_is_the_one_the_review_commands_take(
                      rf"occurrence_id \(Integer\d*\) = {road.occurrence_id}\n", decoded)
 
 
+def test_the_web_maps_panel_gives_the_same_ids(web_server) -> None:  # noqa: F811
+    """/api/permit (the web map's panel) lists a permit's findings by the ID the review
+    commands take, not by the run's row."""
+    rows = _all(web_server.url, "SELECT finding_id, occurrence_id FROM pub.finding "
+                                "WHERE permit_no = '24-008'")
+    panel = httpx.get(web_server.base_url + "/api/permit", params={"no": "24-008"},
+                      timeout=60).json()
+    ids = sorted(f["finding_id"] for f in panel["findings"])
+    assert ids == sorted(r.finding_id for r in rows)
+    assert ids != sorted(r.occurrence_id for r in rows)  # the two numbers differ here
+
+
 def _tile_of(url: str, x: float, y: float) -> tuple[int, int]:
     """The XYZ tile at zoom 16 over a point of the working CRS."""
     half, size = 20037508.342789244, 2 * 20037508.342789244 / 2 ** 16
@@ -455,8 +469,8 @@ def test_notes_and_references_are_bounded_for_every_writer(
     fid = _finding(url, "24-008", "bounce").finding_id
     before = len(_history(url, fid))
     line = _refused(capsys, url, "finding", "note", str(fid), "--note", "x" * 4001)
-    assert line == ("rulem-db finding: finding %d: a note is at most 4,000 characters (this "
-                    "one has 4,001)" % fid)
+    assert line == (f"rulem-db finding: finding {fid}: a note is at most 4,000 characters "
+                    "(this one has 4,001)")
     line = _refused(capsys, url, "finding", "waive", str(fid), "--reference", "V" * 201)
     assert "a waiver reference is at most 200 characters (this one has 201)" in line
     big = "y" * (20 * 1024 * 1024)  # the 20 MB note, straight to the database

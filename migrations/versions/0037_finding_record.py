@@ -84,7 +84,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     for name in ("ck_finding_review_waiver_reference_length", "ck_finding_review_note_length"):
-        op.drop_constraint(name, "finding_review", schema="checks", type_="check")
+        op.drop_constraint(op.f(name), "finding_review", schema="checks", type_="check")
     op.drop_constraint(op.f("ck_finding_case_waiver_reference_length"), "finding_case",
                        schema="checks", type_="check")
     op.drop_constraint(op.f("ck_finding_case_review_note_length"), "finding_case",
