@@ -30,7 +30,7 @@ READING = frozenset({
 # test can tell a new command nobody classified from one that writes.
 WRITING = frozenset({
     "check", "demo", "ingest", "recompute", "reconcile", "restore", "schedule", "watch",
-    "db init", "db migrate", "finding ack", "finding waive", "finding note",
+    "db init", "db migrate", "finding ack", "finding waive", "finding note", "finding reopen",
 })
 
 

@@ -250,6 +250,9 @@ DECLARE
   rid bigint;
   ids bigint[] := CASE WHEN p_permit_id IS NULL THEN NULL ELSE ARRAY[p_permit_id] END;
 BEGIN
+  -- 7(b) on a fresh ledger (sql/282), posted before the run starts: a later incremental run
+  -- takes what the recompute posted as seen by this one
+  PERFORM checks.bring_ledger_up_to_date(p_plan_area_id);
   rid := checks.start_run(p_plan_area_id, p_permit_id, NULL, p_why);
   PERFORM checks.evaluate(p_plan_area_id, ids);
   PERFORM checks.record_evaluations(rid, p_plan_area_id, ids, p_permit_id IS NULL);

@@ -302,6 +302,7 @@ DECLARE
   c_permit bigint[];
   c_why text[];
 BEGIN
+  PERFORM checks.bring_ledger_up_to_date(p_plan_area_id);  -- 7(b) on a fresh ledger (sql/282)
   SELECT * INTO base FROM checks.run r
   WHERE r.run_id = p_base_run_id AND r.plan_area_id = p_plan_area_id
     AND r.permit_id IS NULL AND r.finished_at IS NOT NULL;

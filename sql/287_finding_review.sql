@@ -26,6 +26,18 @@
 -- the condition as it was; a condition that went away and came back is for staff to look at
 -- again. The runner's resolve and re-open clear the waiver reference and the note of the
 -- finding as it is now; the history keeps them.
+--
+-- A review holds for what was reviewed (docs/checks.md, "Finding review"): an acknowledgement
+-- or a waiver records the measured value, the check run and the versions of the inputs it was
+-- given for (checks.finding_case.review_measure, review_run_id, review_inputs). The inputs
+-- are the feature at fault; for a finding without one, the permit, its own features, the
+-- credit transfers it gives or receives, and the parcel. A later run that finds it measured
+-- worse (by the catalogue's worse direction, beyond checks.review_tolerance) or sees a new
+-- version of an input re-opens it (event reopened, the reason in words in the note).
+--
+-- Review texts are lines a clerk writes, not files: a note is at most
+-- checks.review_note_max() characters, a waiver reference checks.waiver_reference_max()
+-- (the tables' constraints, revision 0037, hold the same numbers for every writer).
 
 -- The identity key of each finding row of a run.
 CREATE OR REPLACE FUNCTION checks.finding_keys(p_run_id bigint)
@@ -49,10 +61,192 @@ $$;
 COMMENT ON FUNCTION checks.finding_keys(bigint) IS
   'Identity key of each finding row of a check run (checks.finding_case.finding_key).';
 
+-- The longest review note and waiver reference, in characters (the constraints of
+-- checks.finding_case and checks.finding_review, revision 0037, hold the same numbers).
+CREATE OR REPLACE FUNCTION checks.review_note_max() RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 4000 $$;
+COMMENT ON FUNCTION checks.review_note_max() IS
+  'The longest review note, in characters (4,000).';
+CREATE OR REPLACE FUNCTION checks.waiver_reference_max() RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 200 $$;
+COMMENT ON FUNCTION checks.waiver_reference_max() IS
+  'The longest waiver reference, in characters (200).';
+
+-- How much worse a measure may be before a review no longer holds: 1 % of the value reviewed,
+-- and at least 0.0001 (the published acres' last place): the checks publish rounded values,
+-- and a figure that moves in its last place has not worsened.
+CREATE OR REPLACE FUNCTION checks.review_tolerance(p_reviewed numeric) RETURNS numeric
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT greatest(abs(p_reviewed) * 0.01, 0.0001)
+$$;
+COMMENT ON FUNCTION checks.review_tolerance(numeric) IS
+  'How far a measure may move the worse way from the value an acknowledgement or waiver was '
+  'given for before the finding re-opens: 1 % of it, at least 0.0001.';
+
+-- Whether p_now is worse than p_reviewed by the check's worse direction (checks.rule_check:
+-- higher, lower; flag has no measure to compare), beyond the tolerance.
+CREATE OR REPLACE FUNCTION checks.measured_worse(p_worse text, p_reviewed numeric,
+                                                 p_now numeric) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT coalesce(CASE p_worse
+                    WHEN 'higher' THEN p_now > p_reviewed + checks.review_tolerance(p_reviewed)
+                    WHEN 'lower' THEN p_now < p_reviewed - checks.review_tolerance(p_reviewed)
+                  END, false)
+$$;
+COMMENT ON FUNCTION checks.measured_worse(text, numeric, numeric) IS
+  'Whether a measure is worse than the value reviewed, by the check''s worse direction '
+  '(higher, lower), beyond checks.review_tolerance.';
+
+-- The inputs of findings as of a time: for each finding (its identity), {feature_id:
+-- version_id} of the feature at fault; for a finding without one, of the permit, every
+-- feature of the permit (each versioned core layer with permit_id), the credit transfers it
+-- gives or receives, and the parcel. A version is the one valid at p_at (a check run's
+-- start: what it read); a feature retired by then is absent.
+CREATE OR REPLACE FUNCTION checks.review_inputs(p_cases bigint[], p_at timestamptz)
+RETURNS TABLE (finding_case_id bigint, inputs jsonb)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, checks, core, public, pg_temp AS $$
+DECLARE
+  v_permits bigint[];
+  v_owner bigint[];    -- (permit, feature of the permit) pairs
+  v_owned bigint[];
+  o bigint[];
+  f bigint[];
+  v_case bigint[];     -- (finding, input) pairs
+  v_input bigint[];
+  v_fid bigint[] := '{}';  -- (input, version) pairs
+  v_ver bigint[] := '{}';
+  t text;
+  g record;
+BEGIN
+  SELECT coalesce(array_agg(DISTINCT c.permit_id), '{}') INTO v_permits
+  FROM checks.finding_case c
+  WHERE c.finding_case_id = ANY (p_cases) AND c.feature_id IS NULL AND c.permit_id IS NOT NULL;
+  v_owner := v_permits;  -- the permit itself
+  v_owned := v_permits;
+  IF cardinality(v_permits) > 0 THEN
+    FOR t IN  -- the versioned layers whose features belong to a permit
+      SELECT c.relname::text FROM pg_catalog.pg_class c
+      WHERE c.relnamespace = 'core'::regnamespace AND c.relkind = 'r' AND c.relname <> 'permit'
+        AND (SELECT count(*) FROM pg_catalog.pg_attribute a
+             WHERE a.attrelid = c.oid AND NOT a.attisdropped
+               AND a.attname IN ('permit_id', 'version_id', 'valid_from', 'valid_to',
+                                 c.relname || '_id')) = 5
+      ORDER BY 1
+    LOOP
+      EXECUTE format('SELECT coalesce(array_agg(x.permit_id), ''{}''), '
+                     'coalesce(array_agg(x.%1$I), ''{}'') FROM core.%2$I x '
+                     'WHERE x.permit_id = ANY ($1) AND x.valid_from <= $2 '
+                     'AND (x.valid_to IS NULL OR x.valid_to > $2)', t || '_id', t)
+        INTO o, f USING v_permits, p_at;
+      v_owner := v_owner || o;
+      v_owned := v_owned || f;
+    END LOOP;
+    SELECT v_owner || coalesce(array_agg(x.pid), '{}'),
+           v_owned || coalesce(array_agg(x.tid), '{}')
+      INTO v_owner, v_owned
+    FROM (SELECT p.pid, ct.credit_transfer_id AS tid
+          FROM core.credit_transfer ct
+          CROSS JOIN LATERAL (VALUES (ct.from_permit_id), (ct.to_permit_id)) p (pid)
+          WHERE p.pid = ANY (v_permits) AND ct.valid_from <= p_at
+            AND (ct.valid_to IS NULL OR ct.valid_to > p_at)) x;
+  END IF;
+
+  SELECT coalesce(array_agg(x.cid), '{}'), coalesce(array_agg(x.fid), '{}')
+    INTO v_case, v_input
+  FROM (SELECT c.finding_case_id AS cid, c.feature_id AS fid FROM checks.finding_case c
+        WHERE c.finding_case_id = ANY (p_cases) AND c.feature_id IS NOT NULL
+        UNION
+        SELECT c.finding_case_id, c.parcel_id FROM checks.finding_case c
+        WHERE c.finding_case_id = ANY (p_cases) AND c.feature_id IS NULL
+          AND c.parcel_id IS NOT NULL
+        UNION
+        SELECT c.finding_case_id, po.owned FROM checks.finding_case c
+        JOIN unnest(v_owner, v_owned) po (owner, owned) ON po.owner = c.permit_id
+        WHERE c.finding_case_id = ANY (p_cases) AND c.feature_id IS NULL) x;
+
+  -- each input's version at p_at, one query per layer
+  FOR g IN
+    SELECT fe.layer, array_agg(DISTINCT fe.feature_id) AS ids
+    FROM core.feature fe WHERE fe.feature_id = ANY (v_input)
+    GROUP BY fe.layer ORDER BY fe.layer
+  LOOP
+    CONTINUE WHEN (SELECT count(*) FROM pg_catalog.pg_attribute a
+                   WHERE a.attrelid = to_regclass(format('core.%I', g.layer))
+                     AND NOT a.attisdropped
+                     AND a.attname IN ('version_id', 'valid_from', 'valid_to',
+                                       g.layer || '_id')) <> 4;
+    EXECUTE format('SELECT coalesce(array_agg(x.%1$I), ''{}''), '
+                   'coalesce(array_agg(x.version_id), ''{}'') FROM core.%2$I x '
+                   'WHERE x.%1$I = ANY ($1) AND x.valid_from <= $2 '
+                   'AND (x.valid_to IS NULL OR x.valid_to > $2)', g.layer || '_id', g.layer)
+      INTO o, f USING g.ids, p_at;
+    v_fid := v_fid || o;
+    v_ver := v_ver || f;
+  END LOOP;
+
+  RETURN QUERY
+  SELECT c.id, coalesce(jsonb_object_agg(p.fid::text, v.ver) FILTER (WHERE v.ver IS NOT NULL),
+                        '{}'::jsonb)
+  FROM unnest(p_cases) c (id)
+  LEFT JOIN unnest(v_case, v_input) p (cid, fid) ON p.cid = c.id
+  LEFT JOIN unnest(v_fid, v_ver) v (fid, ver) ON v.fid = p.fid
+  GROUP BY c.id;
+END $$;
+COMMENT ON FUNCTION checks.review_inputs(bigint[], timestamptz) IS
+  'The inputs of findings (identities) as of a time, as {feature_id: version_id}: the feature '
+  'at fault; without one, the permit, its features, its transfers and the parcel.';
+
+-- What changed between the inputs a review was given for and the inputs now, in words:
+-- "structure 24-008/ST-003 changed (version 40 -> 55)", "added (version 7)", "retired
+-- (version 7)"; the first five, then how many more. NULL when nothing changed.
+CREATE OR REPLACE FUNCTION checks.inputs_changed(p_then jsonb, p_now jsonb) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, core, pg_temp AS $$
+  SELECT nullif(array_to_string((array_agg(x.w ORDER BY x.w))[1:5], '; ')
+                || CASE WHEN count(*) > 5 THEN format('; and %s more changes', count(*) - 5)
+                        ELSE '' END, '')
+  FROM (SELECT format('%s %s %s', fe.layer, fe.feature_key,
+                      CASE WHEN n.v IS NULL THEN format('retired (version %s)', t.v)
+                           WHEN t.v IS NULL THEN format('added (version %s)', n.v)
+                           ELSE format('changed (version %s -> %s)', t.v, n.v) END) AS w
+        FROM (SELECT e.key, e.value::bigint AS v FROM jsonb_each_text(p_then) e) t
+        FULL JOIN (SELECT e.key, e.value::bigint AS v FROM jsonb_each_text(p_now) e) n
+          USING (key)
+        JOIN core.feature fe ON fe.feature_id = key::bigint
+        WHERE t.v IS DISTINCT FROM n.v) x
+$$;
+COMMENT ON FUNCTION checks.inputs_changed(jsonb, jsonb) IS
+  'The inputs added, changed or retired between two checks.review_inputs maps, in words; NULL '
+  'when none.';
+
+-- The finding as the current check run found it: its row of the latest finished run that
+-- covers its permit (a plan-wide run, or a run of that permit; for a finding without a
+-- permit, the latest plan-wide run), as pub.finding shows it. No row: it is not a current
+-- finding (resolved, or its permit left the checks' scope).
+CREATE OR REPLACE FUNCTION checks.current_occurrence(p_case bigint)
+RETURNS TABLE (finding_id bigint, run_id bigint, measured_value numeric, unit text,
+               started_at timestamptz)
+LANGUAGE sql STABLE SET search_path = pg_catalog, checks, pg_temp AS $$
+  SELECT o.finding_id, o.run_id, f.measured_value, f.unit, r.started_at
+  FROM checks.finding_case c
+  CROSS JOIN LATERAL (SELECT x.finding_id, x.run_id FROM checks.finding_occurrence x
+                      WHERE x.finding_case_id = c.finding_case_id
+                      ORDER BY x.run_id DESC LIMIT 1) o
+  JOIN checks.finding f ON f.finding_id = o.finding_id
+  JOIN checks.run r ON r.run_id = o.run_id
+  WHERE c.finding_case_id = p_case
+    AND o.run_id = (SELECT max(r2.run_id) FROM checks.run r2
+                    WHERE r2.plan_area_id = c.plan_area_id AND r2.finished_at IS NOT NULL
+                      AND (r2.permit_id IS NULL OR r2.permit_id = c.permit_id))
+$$;
+COMMENT ON FUNCTION checks.current_occurrence(bigint) IS
+  'A finding''s row in the current check run (as pub.finding shows it), with the run''s '
+  'start; no row when it is not a current finding.';
+
 -- The runner's step, at the end of every check run (checks.finish_run, sql/280): give each of
 -- the run's findings its identity, open the new ones, re-open the resolved ones found again,
--- resolve the ones the run covered and no longer found. Once per run (a second call finds the
--- run's findings linked and does nothing). SECURITY DEFINER: only the owner writes the review
+-- re-open the acknowledged or waived ones found worse or with a changed input, resolve the
+-- ones the run covered and no longer found. Once per run (a second call finds the run's
+-- findings linked and does nothing). SECURITY DEFINER: only the owner writes the review
 -- tables, so a writer cannot set a review state but through this step and
 -- checks.review_finding.
 CREATE OR REPLACE FUNCTION checks.review_after_run(p_run_id bigint) RETURNS void
@@ -61,6 +255,7 @@ SET search_path = pg_catalog, checks, core, public, pg_temp AS $$
 DECLARE
   r checks.run;
   v_at timestamptz := clock_timestamp();
+  v_reviewed bigint[];
 BEGIN
   SELECT * INTO r FROM checks.run x WHERE x.run_id = p_run_id;
   IF NOT FOUND THEN
@@ -111,6 +306,7 @@ BEGIN
   WITH again AS (
     UPDATE checks.finding_case c
        SET review_state = 'open', waiver_reference = NULL, review_note = NULL,
+           review_measure = NULL, review_inputs = NULL, review_run_id = NULL,
            reviewed_by = session_user,
            reviewed_at = v_at, last_run_id = p_run_id
      WHERE c.review_state = 'resolved'
@@ -120,6 +316,50 @@ BEGIN
   )
   INSERT INTO checks.finding_review (finding_case_id, event, review_state, run_id, changed_at)
   SELECT a.finding_case_id, 'reopened', 'open', p_run_id, v_at FROM again a;
+
+  -- found again, acknowledged or waived: the review holds for what it was given for. Found
+  -- worse, or with a new version of an input since: open again, the reason in the note.
+  SELECT array_agg(c.finding_case_id) INTO v_reviewed
+  FROM checks.finding_occurrence o
+  JOIN checks.finding_case c ON c.finding_case_id = o.finding_case_id
+  WHERE o.run_id = p_run_id AND c.review_state IN ('acknowledged', 'waived')
+    AND c.review_run_id IS NOT NULL;
+  IF v_reviewed IS NOT NULL THEN
+    WITH why AS (
+      SELECT c.finding_case_id,
+             concat_ws('; ',
+               CASE WHEN checks.measured_worse(rc.worse, c.review_measure, f.measured_value)
+                    THEN format('measured %s%s, worse than the %s%s it was %s for',
+                                f.measured_value, ' ' || f.unit, c.review_measure,
+                                ' ' || f.unit, c.review_state) END,
+               checks.inputs_changed(c.review_inputs, ni.inputs)) AS reason,
+             c.review_state AS was, c.waiver_reference AS was_reference
+      FROM checks.finding_occurrence o
+      JOIN checks.finding f ON f.finding_id = o.finding_id
+      JOIN checks.finding_case c ON c.finding_case_id = o.finding_case_id
+      JOIN checks.rule_check rc ON rc.paragraph = c.paragraph AND rc.check_code = c.check_code
+      JOIN checks.review_inputs(v_reviewed, r.started_at) ni
+        ON ni.finding_case_id = c.finding_case_id
+      WHERE o.run_id = p_run_id AND c.finding_case_id = ANY (v_reviewed)
+    ), notes AS (
+      SELECT w.finding_case_id,
+             left(format('re-opened by check run %s (%s%s): %s', p_run_id, w.was,
+                         ' ' || w.was_reference, w.reason),
+                  checks.review_note_max()) AS note
+      FROM why w WHERE w.reason <> ''
+    ), again AS (
+      UPDATE checks.finding_case c
+         SET review_state = 'open', waiver_reference = NULL, review_note = n.note,
+             review_measure = NULL, review_inputs = NULL, review_run_id = NULL,
+             reviewed_by = session_user, reviewed_at = v_at
+        FROM notes n
+       WHERE c.finding_case_id = n.finding_case_id
+      RETURNING c.finding_case_id, n.note
+    )
+    INSERT INTO checks.finding_review (finding_case_id, event, review_state, note, run_id,
+                                       changed_at)
+    SELECT a.finding_case_id, 'reopened', 'open', a.note, p_run_id, v_at FROM again a;
+  END IF;
 
   -- still found: the latest run that found it
   UPDATE checks.finding_case c SET last_run_id = p_run_id
@@ -131,6 +371,7 @@ BEGIN
   WITH gone AS (
     UPDATE checks.finding_case c
        SET review_state = 'resolved', waiver_reference = NULL, review_note = NULL,
+           review_measure = NULL, review_inputs = NULL, review_run_id = NULL,
            reviewed_by = session_user,
            reviewed_at = v_at, last_run_id = p_run_id
      WHERE c.plan_area_id = r.plan_area_id AND c.review_state <> 'resolved'
@@ -158,16 +399,21 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION checks.review_after_run(bigint) IS
   'End of a check run: gives its findings their identity (checks.finding_case), opens the new '
-  'ones, re-opens resolved ones found again, resolves the ones the run covered and no longer '
-  'found; each change a row of checks.finding_review.';
+  'ones, re-opens resolved ones found again and acknowledged or waived ones found worse or '
+  'with a changed input, resolves the ones the run covered and no longer found; each change '
+  'a row of checks.finding_review.';
 
--- A staff review of one finding (its identity, checks.finding_case.finding_case_id):
+-- A staff review of one finding (its identity: pub.finding.finding_id, the ID every reader
+-- shows):
 --   p_state 'acknowledged'  seen, it stands;
 --   p_state 'waived'        excused by the variance or decision p_reference (required);
---   p_state 'open'          a review withdrawn;
+--   p_state 'open'          a review withdrawn (rulem-db finding reopen);
 --   p_state NULL            a note only (p_note required), the state unchanged.
--- A resolved finding takes notes only: its state is the runner's. The login (session_user)
--- is recorded, also when called through edit.finding's trigger.
+-- A state is set only on a current finding (checks.current_occurrence: pub.finding shows
+-- it); an acknowledgement or waiver records what it is given for (the measured value, the
+-- run, the inputs' versions as that run read them). A resolved or former finding takes notes
+-- only: its state is the runner's. The login (session_user) is recorded, also when called
+-- through edit.finding's trigger.
 CREATE OR REPLACE FUNCTION checks.review_finding(p_finding bigint, p_state text,
                                                  p_reference text DEFAULT NULL,
                                                  p_note text DEFAULT NULL)
@@ -175,15 +421,30 @@ RETURNS bigint LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, checks, pg_temp AS $$
 DECLARE
   c checks.finding_case;
+  cur record;
   v_ref text := nullif(btrim(p_reference), '');
   v_note text := nullif(btrim(p_note), '');
   v_event text;
+  v_inputs jsonb;
+  v_measure numeric;
+  v_run bigint;
   v_id bigint;
 BEGIN
+  IF char_length(v_note) > checks.review_note_max() THEN
+    RAISE EXCEPTION 'finding %: a note is at most % characters (this one has %)', p_finding,
+      to_char(checks.review_note_max(), 'FM999,999,999'),
+      to_char(char_length(v_note), 'FM999,999,999,999')
+      USING ERRCODE = 'string_data_right_truncation';
+  ELSIF char_length(v_ref) > checks.waiver_reference_max() THEN
+    RAISE EXCEPTION 'finding %: a waiver reference is at most % characters (this one has %)',
+      p_finding, to_char(checks.waiver_reference_max(), 'FM999,999,999'),
+      to_char(char_length(v_ref), 'FM999,999,999,999')
+      USING ERRCODE = 'string_data_right_truncation';
+  END IF;
   SELECT x.* INTO c FROM checks.finding_case x WHERE x.finding_case_id = p_finding;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'finding % does not exist', p_finding USING ERRCODE = 'no_data_found',
-      HINT = 'The finding id is finding_case_id of pub.finding (rulem-db finding list).';
+      HINT = 'The finding id is finding_id of pub.finding (rulem-db finding list).';
   END IF;
   PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('rulem-db finding review'),
                                            c.plan_area_id);
@@ -205,7 +466,24 @@ BEGIN
     RAISE EXCEPTION 'finding %: a waiver needs the reference of the variance or decision it '
       'stands on (Rule M 7(g): the District''s variance procedures)', p_finding
       USING ERRCODE = 'invalid_parameter_value';
+  ELSIF p_state = 'open' AND c.review_state = 'open' THEN
+    RAISE EXCEPTION 'finding % is open already: nothing to re-open', p_finding
+      USING ERRCODE = 'invalid_parameter_value';
   ELSE
+    SELECT * INTO cur FROM checks.current_occurrence(p_finding);
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'finding % is not a current finding (the latest check run of % did not '
+        'find it): only a note can be added', p_finding,
+        coalesce('permit ' || (SELECT fe.feature_key FROM core.feature fe
+                               WHERE fe.feature_id = c.permit_id), 'the plan area')
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_state <> 'open' THEN
+      SELECT i.inputs INTO v_inputs
+      FROM checks.review_inputs(ARRAY[p_finding], cur.started_at) i;
+      v_measure := cur.measured_value;
+      v_run := cur.run_id;
+    END IF;
     v_event := CASE p_state WHEN 'open' THEN 'opened' ELSE p_state END;
   END IF;
   UPDATE checks.finding_case x
@@ -213,6 +491,12 @@ BEGIN
          waiver_reference = CASE WHEN coalesce(p_state, x.review_state) = 'waived'
                                  THEN coalesce(v_ref, x.waiver_reference) END,
          review_note = coalesce(v_note, x.review_note),
+         review_measure = CASE WHEN p_state IS NULL THEN x.review_measure
+                               ELSE v_measure END,
+         review_inputs = CASE WHEN p_state IS NULL THEN x.review_inputs
+                              ELSE v_inputs END,
+         review_run_id = CASE WHEN p_state IS NULL THEN x.review_run_id
+                              ELSE v_run END,
          reviewed_by = session_user, reviewed_at = clock_timestamp()
    WHERE x.finding_case_id = p_finding
   RETURNING x.* INTO c;
@@ -223,14 +507,51 @@ BEGIN
   RETURN v_id;
 END $$;
 COMMENT ON FUNCTION checks.review_finding(bigint, text, text, text) IS
-  'Staff review of a finding (finding_case_id): acknowledged, waived (reference of the '
-  'variance or decision required, Rule M 7(g)), open again, or a note (state NULL); recorded '
-  'with the login in checks.finding_review. Returns the history row.';
+  'Staff review of a current finding (pub.finding.finding_id): acknowledged, waived '
+  '(reference of the variance or decision required, Rule M 7(g)), open again, or a note '
+  '(state NULL; also on a resolved finding); an acknowledgement or waiver records the '
+  'measured value and inputs it holds for; recorded with the login in checks.finding_review. '
+  'Returns the history row.';
+
+-- Acknowledgements and waivers given before they recorded what they hold for (revision
+-- 0037): the finding as the latest run before the review found it, with the inputs as that
+-- run read them. Idempotent: only reviews without a recorded run, once.
+DO $$
+DECLARE
+  c record;
+  o record;
+BEGIN
+  FOR c IN
+    SELECT x.finding_case_id,
+           (SELECT max(v.changed_at) FROM checks.finding_review v
+            WHERE v.finding_case_id = x.finding_case_id AND v.event = x.review_state) AS at
+    FROM checks.finding_case x
+    WHERE x.review_state IN ('acknowledged', 'waived') AND x.review_run_id IS NULL
+  LOOP
+    SELECT oc.run_id, f.measured_value, r.started_at INTO o
+    FROM checks.finding_occurrence oc
+    JOIN checks.finding f ON f.finding_id = oc.finding_id
+    JOIN checks.run r ON r.run_id = oc.run_id
+    WHERE oc.finding_case_id = c.finding_case_id
+      AND (c.at IS NULL OR r.finished_at <= c.at)
+    ORDER BY oc.run_id DESC LIMIT 1;
+    CONTINUE WHEN NOT FOUND;
+    UPDATE checks.finding_case x
+       SET review_measure = o.measured_value, review_run_id = o.run_id,
+           review_inputs = (SELECT i.inputs FROM checks.review_inputs(ARRAY[c.finding_case_id],
+                                                                      o.started_at) i)
+     WHERE x.finding_case_id = c.finding_case_id;
+  END LOOP;
+END $$;
 
 REVOKE ALL ON FUNCTION checks.finding_keys(bigint), checks.review_after_run(bigint),
-  checks.review_finding(bigint, text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION checks.finding_keys(bigint), checks.review_after_run(bigint)
-  TO rulem_etl;
+  checks.review_finding(bigint, text, text, text), checks.review_note_max(),
+  checks.waiver_reference_max(), checks.review_tolerance(numeric),
+  checks.measured_worse(text, numeric, numeric), checks.review_inputs(bigint[], timestamptz),
+  checks.inputs_changed(jsonb, jsonb), checks.current_occurrence(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION checks.finding_keys(bigint), checks.review_after_run(bigint),
+  checks.review_note_max(), checks.waiver_reference_max(), checks.review_tolerance(numeric),
+  checks.measured_worse(text, numeric, numeric) TO rulem_etl;
 -- Staff review findings: with the CLI under their own login (rulem_staff), in QGIS through
 -- edit.finding (rulem_editor), and the writer login the embedded database's commands use.
 -- USAGE on checks lets them call it by name; they read none of its tables.

@@ -19,14 +19,18 @@
 DROP VIEW IF EXISTS pub.finding, pub.permit_compliance, pub.buffer_transect,
   pub.stormwater_volume, pub.finding_review_history CASCADE;
 
+-- One finding, one ID: finding_id is the finding's identity (checks.finding_case), the same
+-- from run to run and the ID the review commands take (rulem-db finding, edit.finding); the
+-- run's own row is occurrence_id (docs/checks.md, "Finding review").
 CREATE VIEW pub.finding AS
-SELECT f.finding_id, f.run_id, r.finished_at AS checked_at, f.plan_area_id,
+SELECT fc.finding_case_id AS finding_id, f.finding_id AS occurrence_id, f.run_id,
+       r.finished_at AS checked_at, f.plan_area_id,
        pa.code AS plan_area, f.permit_id, p.permit_no, f.parcel_id,
        core.pin_display(pc.pin) AS parcel_pin,
        f.paragraph, f.check_code, c.sort_order, f.severity, c.title, f.measured_value,
        f.limit_value, f.unit, f.message, f.feature_id, ft.layer AS feature_layer, f.geom,
        fc.finding_case_id, fc.review_state, fc.reviewed_by, fc.reviewed_at, fc.review_note,
-       fc.waiver_reference, fc.first_found_at
+       fc.waiver_reference, fc.first_found_at, fc.review_measure
 FROM checks.finding f
 JOIN checks.run r ON r.run_id = f.run_id
 LEFT JOIN checks.finding_occurrence fo ON fo.finding_id = f.finding_id  -- sql/287
@@ -45,7 +49,13 @@ COMMENT ON VIEW pub.finding IS
   'Current findings of the Rule M checks (the latest check run covering each permit): rule '
   'paragraph, check, severity, measured value against the limit, and where; with the '
   'finding''s identity from run to run and its review state.';
-COMMENT ON COLUMN pub.finding.finding_id IS 'Finding id.';
+COMMENT ON COLUMN pub.finding.finding_id IS
+  'The finding''s ID: the same from run to run (same permit, check and place), the ID the map, '
+  'the reports and the review commands show and take (rulem-db finding ack|waive|note|reopen '
+  'ID, edit.finding). NULL only for a finding of a run made before findings had identities.';
+COMMENT ON COLUMN pub.finding.occurrence_id IS
+  'This run''s row of the finding (checks.finding.finding_id): a new number every run; not '
+  'the finding''s ID (finding_id).';
 COMMENT ON COLUMN pub.finding.run_id IS 'Check run that found it.';
 COMMENT ON COLUMN pub.finding.checked_at IS 'When that run finished.';
 COMMENT ON COLUMN pub.finding.plan_area_id IS 'Plan area.';
@@ -72,19 +82,23 @@ COMMENT ON COLUMN pub.finding.geom IS
   'Where: the failing area (e.g. buffer deficit, uncovered easement), line (marker gap) or '
   'point (unmarked lot-line crossing), in the working CRS; NULL for a missing record.';
 COMMENT ON COLUMN pub.finding.finding_case_id IS
-  'The finding''s identity, the same from run to run (same permit, check and place; '
-  'finding_id is one run''s row): the ID staff review it by (rulem-db finding, edit.finding). '
-  'NULL for a finding of a run made before findings had identities.';
+  'The same as finding_id (the name of the identity in pub.finding_review_history).';
 COMMENT ON COLUMN pub.finding.review_state IS
   'open (not reviewed, or found again after it was resolved), acknowledged (seen, it stands) '
   'or waived (excused by the variance or decision in waiver_reference, Rule M 7(g)).';
 COMMENT ON COLUMN pub.finding.reviewed_by IS
   'Database login of the latest review change (staff, or the check run that opened it).';
 COMMENT ON COLUMN pub.finding.reviewed_at IS 'When of that change.';
-COMMENT ON COLUMN pub.finding.review_note IS 'The latest note staff wrote on it.';
+COMMENT ON COLUMN pub.finding.review_note IS
+  'The latest note: staff''s (at most 4,000 characters), or the check run''s reason for '
+  're-opening it.';
 COMMENT ON COLUMN pub.finding.waiver_reference IS
   'The variance or decision a waived finding stands on; NULL unless waived.';
 COMMENT ON COLUMN pub.finding.first_found_at IS 'When a check run first found it.';
+COMMENT ON COLUMN pub.finding.review_measure IS
+  'The measured value the acknowledgement or waiver was given for: a run that measures it '
+  'worse (beyond 1 %), or sees a new version of the feature at fault (of the permit''s '
+  'features without one), re-opens it. NULL unless acknowledged or waived.';
 
 CREATE VIEW pub.permit_compliance AS
 SELECT o.plan_area_id, o.permit_id, p.permit_no, o.paragraph, o.check_code, c.sort_order,
@@ -137,7 +151,8 @@ COMMENT ON COLUMN pub.permit_compliance.open_errors IS
 
 -- The review history of every finding, for auditors (sql/287).
 CREATE VIEW pub.finding_review_history AS
-SELECT v.review_id, v.finding_case_id, fc.plan_area_id, pa.code AS plan_area, fc.permit_id,
+SELECT v.review_id, v.finding_case_id AS finding_id, v.finding_case_id, fc.plan_area_id,
+       pa.code AS plan_area, fc.permit_id,
        pf.feature_key AS permit_no, fc.paragraph, fc.check_code, fc.finding_key, v.event,
        v.review_state, v.waiver_reference, v.note, v.run_id, v.changed_by, v.changed_at
 FROM checks.finding_review v
@@ -149,8 +164,10 @@ COMMENT ON VIEW pub.finding_review_history IS
   'reopened by check runs; acknowledged, waived, opened and noted by staff; who and when.';
 COMMENT ON COLUMN pub.finding_review_history.review_id IS
   'History row id, in the order the changes were made.';
+COMMENT ON COLUMN pub.finding_review_history.finding_id IS
+  'The finding (pub.finding.finding_id, the ID the review commands take).';
 COMMENT ON COLUMN pub.finding_review_history.finding_case_id IS
-  'The finding (pub.finding.finding_case_id).';
+  'The same as finding_id.';
 COMMENT ON COLUMN pub.finding_review_history.plan_area_id IS 'Plan area.';
 COMMENT ON COLUMN pub.finding_review_history.plan_area IS 'Plan area code.';
 COMMENT ON COLUMN pub.finding_review_history.permit_id IS
@@ -162,13 +179,16 @@ COMMENT ON COLUMN pub.finding_review_history.finding_key IS
   'What makes it the same finding: paragraph|check|permit|parcel|feature|place|n (feature '
   'ids; place: the lower-left corner of its geometry to the metre when no feature is named).';
 COMMENT ON COLUMN pub.finding_review_history.event IS
-  'found, resolved, reopened (by a check run); acknowledged, waived, opened (a review '
-  'withdrawn), noted (by staff).';
+  'found, resolved, reopened (by a check run: found again after it was resolved, or found '
+  'worse or with a changed input after it was acknowledged or waived); acknowledged, waived, '
+  'opened (a review withdrawn: rulem-db finding reopen), noted (by staff).';
 COMMENT ON COLUMN pub.finding_review_history.review_state IS
   'State after the change: open, acknowledged, waived or resolved.';
 COMMENT ON COLUMN pub.finding_review_history.waiver_reference IS
   'Variance or decision of a waiver.';
-COMMENT ON COLUMN pub.finding_review_history.note IS 'Note given with the change.';
+COMMENT ON COLUMN pub.finding_review_history.note IS
+  'Note given with the change; for a re-opening by a check run, why (found worse, an input '
+  'changed).';
 COMMENT ON COLUMN pub.finding_review_history.run_id IS
   'Check run that made the change; NULL for a staff change.';
 COMMENT ON COLUMN pub.finding_review_history.changed_by IS

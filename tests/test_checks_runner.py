@@ -36,6 +36,14 @@ def failing_site(site: Site) -> Site:
     return site.standard(buffer=rect(0, -40, 300, 0))
 
 
+# The standard site's fill, 10 ft x 10 ft of wetland with no replacement: 100 ft2 / 43,560 =
+# 0.0023 acres short (7(b)), for the permit and for the plan area (a finding without a
+# permit). Every run brings the ledger up to date first (docs/checks.md, "A fresh ledger"),
+# so the run judges it.
+FILL_ACRES = 0.0023
+DEFICITS = 2
+
+
 def test_a_run_records_findings_and_an_outcome_per_check(site: Site) -> None:
     failing_site(site)
     run_id = run(site)
@@ -46,8 +54,14 @@ def test_a_run_records_findings_and_an_outcome_per_check(site: Site) -> None:
     found = {(r.paragraph, r.check_code): r for r in site.conn.execute(sa.text(
         "SELECT * FROM pub.finding WHERE run_id = :r"), {"r": run_id})}
     assert set(found) == {("6(c)", "buffer_avg_width"), ("6(b)", "marker_lot_line"),
-                          ("6(b)", "marker_gap")}
-    assert counts.finding_count == 1 + 2 + 1  # mean width, two bare crossings, one long gap
+                          ("6(b)", "marker_gap"), ("7(b)", "replacement_deficit")}
+    # mean width, two bare crossings, one long gap, the permit's and the plan's deficit
+    assert counts.finding_count == 1 + 2 + 1 + DEFICITS
+    deficits = site.conn.execute(sa.text(
+        "SELECT permit_id, measured_value FROM pub.finding WHERE run_id = :r "
+        "AND check_code = 'replacement_deficit' ORDER BY permit_id"), {"r": run_id}).all()
+    assert [(p, float(v)) for p, v in deficits] == [(site.permit_id, FILL_ACRES),
+                                                    (None, FILL_ACRES)]
     assert float(found["6(c)", "buffer_avg_width"].measured_value) == pytest.approx(40.0)
     assert found["6(c)", "buffer_avg_width"].geom is not None
     out = compliance(site)
@@ -73,21 +87,28 @@ def test_the_latest_run_of_a_permit_is_the_current_one(site: Site) -> None:
     first = run(site)
     site.markers([(0, -40), (150, -40), (300, -40)])
     second = run(site, site.permit_id)
-    current = site.conn.execute(sa.text("SELECT DISTINCT run_id FROM pub.finding")).scalars()
+    current = site.conn.execute(sa.text(
+        "SELECT DISTINCT run_id FROM pub.finding WHERE permit_id IS NOT NULL")).scalars()
     assert list(current) == [second] and second > first
-    codes = set(site.conn.execute(sa.text("SELECT check_code FROM pub.finding")).scalars())
-    assert codes == {"buffer_avg_width"}
+    codes = set(site.conn.execute(sa.text(
+        "SELECT check_code FROM pub.finding WHERE permit_id IS NOT NULL")).scalars())
+    assert codes == {"buffer_avg_width", "replacement_deficit"}
+    # the plan area's finding is the latest plan-wide run's
+    assert site.conn.execute(sa.text(
+        "SELECT run_id FROM pub.finding WHERE permit_id IS NULL")).scalar_one() == first
     # the first run is kept
     assert site.conn.execute(sa.text("SELECT count(*) FROM checks.finding WHERE run_id = :r"),
-                             {"r": first}).scalar() == 4
+                             {"r": first}).scalar() == 4 + DEFICITS
 
 
 def test_denied_permits_are_not_checked_and_lose_their_findings(site: Site) -> None:
     failing_site(site)
     run(site)
-    assert site.conn.execute(sa.text("SELECT count(*) FROM pub.finding")).scalar() == 4
+    assert site.conn.execute(sa.text("SELECT count(*) FROM pub.finding")).scalar() == \
+        4 + DEFICITS
     site.update("permit", site.permit_id, status="denied")
     run(site)
+    # a denied permit's fill is no impact: nothing is short, plan-wide either
     assert site.conn.execute(sa.text("SELECT count(*) FROM pub.finding")).scalar() == 0
     assert compliance(site) == {}
 
@@ -133,7 +154,7 @@ def test_the_etl_role_runs_the_checks(site: Site) -> None:
     site.conn.execute(sa.text("SET LOCAL ROLE rulem_etl"))
     run_id = run(site)
     assert site.conn.execute(sa.text("SELECT finding_count FROM checks.run WHERE run_id = :r"),
-                             {"r": run_id}).scalar() == 4
+                             {"r": run_id}).scalar() == 4 + DEFICITS
 
 
 def test_every_published_column_is_documented(site: Site) -> None:
@@ -157,13 +178,17 @@ def committed(engine: sa.Engine) -> None:
 def test_python_api_runs_and_reads_back(committed: None, db_url: str) -> None:
     summary = checks.run_checks(db_url)
     assert summary.plan_areas == ["acd-53-62"] and summary.permits == 1
-    assert summary.findings == 1 and summary.errors == 1
-    assert "1 findings" in str(summary)
+    assert summary.findings == 1 + DEFICITS and summary.errors == 1 + DEFICITS
+    assert f"{1 + DEFICITS} findings" in str(summary)
     again = checks.run_checks(db_url, permit_no="24-001")
     assert again.run_id == summary.run_id + 1
-    (f,) = checks.findings(db_url)
+    f, deficit, plan = checks.findings(db_url)
     assert (f["permit_no"], f["paragraph"], f["check_code"]) == ("24-001", "6(c)",
                                                                   "buffer_avg_width")
+    assert [(r["permit_no"], r["check_code"], float(r["measured_value"]))
+            for r in (deficit, plan)] \
+        == [("24-001", "replacement_deficit", FILL_ACRES),
+            (None, "replacement_deficit", FILL_ACRES)]
     with pytest.raises(checks.CheckError, match="no current permit '99-999'"):
         checks.run_checks(db_url, permit_no="99-999")
 
@@ -172,12 +197,12 @@ def test_cli_prints_findings_grouped_by_permit(committed: None, db_url: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["--db", db_url, "check"]) == 0
     out = capsys.readouterr().out
-    assert "permit 24-001 (acd-53-62): 1 findings, 1 errors" in out
+    assert "permit 24-001 (acd-53-62): 2 findings, 2 errors" in out
     assert "buffer_avg_width" in out and "checks: run" in out
     assert cli.main(["--db", db_url, "check", "--last", "--permit", "24-001",
                      "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["paragraph"], r["check_code"], r["measured_value"]) for r in rows] == [
-        ("6(c)", "buffer_avg_width", 40.0)]
+        ("6(c)", "buffer_avg_width", 40.0), ("7(b)", "replacement_deficit", FILL_ACRES)]
     assert cli.main(["--db", db_url, "check", "--plan-area", "nowhere"]) == 1
     assert "unknown plan area 'nowhere'" in capsys.readouterr().err

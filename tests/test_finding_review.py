@@ -282,7 +282,7 @@ def test_the_command_line_lists_and_reviews(demo_db: tuple[str, Path],
     listed = json.loads(out)
     assert listed and {r["permit_no"] for r in listed} == {"24-009"}
     assert {r["review_state"] for r in listed} == {"open"}
-    first, second = listed[0]["finding_case_id"], listed[1]["finding_case_id"]
+    first, second = listed[0]["finding_id"], listed[1]["finding_id"]
 
     code, out, err = _cli(capsys, "--db", url, "finding", "ack", str(first), "--note", "seen")
     assert (code, err) == (0, "") and "acknowledged" in out

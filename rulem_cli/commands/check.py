@@ -10,8 +10,8 @@ from typing import Any
 from rulem_cli.output import add_format_option, emit
 from rulem_db import checks, config
 
-TABLE_COLUMNS = ("paragraph", "check_code", "severity", "measured_value", "limit_value", "unit",
-                 "parcel_pin", "message")
+TABLE_COLUMNS = ("finding_id", "paragraph", "check_code", "severity", "measured_value",
+                 "limit_value", "unit", "parcel_pin", "review_state", "message")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

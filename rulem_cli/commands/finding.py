@@ -1,9 +1,11 @@
-"""`rulem-db finding list|ack|waive|note`: the findings staff review, by their identity (the
-finding_case_id of pub.finding, the same from run to run).
+"""`rulem-db finding list|ack|waive|reopen|note`: the findings staff review, by their ID (the
+finding_id of pub.finding, the same from run to run, the one the map, the reports and
+`rulem-db check` show).
 
     rulem-db finding list [--permit NO] [--state open|acknowledged|waived]
     rulem-db finding ack ID [--note TEXT]
     rulem-db finding waive ID --reference REF [--note TEXT]
+    rulem-db finding reopen ID [--note TEXT]
     rulem-db finding note ID --note TEXT
 
 Who reviewed is the database login the command connects as (--db or $RULEM_DATABASE_URL).
@@ -15,18 +17,19 @@ import argparse
 
 from rulem_cli.output import add_format_option, emit
 from rulem_db import config
+from rulem_db.catalogue.tables_checks import NOTE_MAX, REFERENCE_MAX
 from rulem_db.checks import review
 
-REVIEW_COLUMNS = ("finding_case_id", "permit_no", "paragraph", "check_code", "event",
-                  "review_state", "waiver_reference", "note", "changed_by", "changed_at")
+NOTE_HELP = f"at most {NOTE_MAX:,} characters"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("finding", help="list and review findings (acknowledge, waive, note)",
                        description="List the current findings with their review state, and "
-                                   "review one by its ID (finding_case_id): acknowledge it, "
-                                   "waive it under a variance or decision (Rule M 7(g)), or "
-                                   "add a note. Every change is kept with your login.")
+                                   "review one by its ID (finding_id, the ID the map and the "
+                                   "reports show): acknowledge it, waive it under a variance "
+                                   "or decision (Rule M 7(g)), re-open it, or add a note. "
+                                   "Every change is kept with your login.")
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     ls = actions.add_parser("list", help="current findings with their review state")
@@ -36,22 +39,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.set_defaults(func=_list)
 
     ack = actions.add_parser("ack", help="acknowledge a finding: seen, it stands")
-    ack.add_argument("id", type=int, metavar="ID", help="finding_case_id (rulem-db finding list)")
-    ack.add_argument("--note", metavar="TEXT", help="why, or what happens next")
+    ack.add_argument("id", type=int, metavar="ID", help="finding_id (rulem-db finding list)")
+    ack.add_argument("--note", metavar="TEXT", help=f"why, or what happens next ({NOTE_HELP})")
     add_format_option(ack)
     ack.set_defaults(func=_review, state="acknowledged", reference=None)
 
     waive = actions.add_parser("waive", help="waive a finding under a variance or decision")
-    waive.add_argument("id", type=int, metavar="ID")
+    waive.add_argument("id", type=int, metavar="ID", help="finding_id (rulem-db finding list)")
     waive.add_argument("--reference", metavar="REF", required=True,
-                       help="the variance or decision it stands on, e.g. V-2024-03")
-    waive.add_argument("--note", metavar="TEXT")
+                       help="the variance or decision it stands on, e.g. V-2024-03 (at most "
+                            f"{REFERENCE_MAX} characters)")
+    waive.add_argument("--note", metavar="TEXT", help=NOTE_HELP)
     add_format_option(waive)
     waive.set_defaults(func=_review, state="waived")
 
+    reopen = actions.add_parser("reopen", help="re-open an acknowledged or waived finding "
+                                               "(the review withdrawn)")
+    reopen.add_argument("id", type=int, metavar="ID", help="finding_id (rulem-db finding list)")
+    reopen.add_argument("--note", metavar="TEXT", help=f"why ({NOTE_HELP})")
+    add_format_option(reopen)
+    reopen.set_defaults(func=_review, state="open", reference=None)
+
     note = actions.add_parser("note", help="add a note to a finding (its state unchanged)")
-    note.add_argument("id", type=int, metavar="ID")
-    note.add_argument("--note", metavar="TEXT", required=True)
+    note.add_argument("id", type=int, metavar="ID", help="finding_id (rulem-db finding list)")
+    note.add_argument("--note", metavar="TEXT", required=True, help=NOTE_HELP)
     add_format_option(note)
     note.set_defaults(func=_review, state=None, reference=None)
 
@@ -70,5 +81,5 @@ def _list(args: argparse.Namespace) -> int:
 def _review(args: argparse.Namespace) -> int:
     row = review.review(config.database_url(args.db), args.id, args.state,
                         reference=args.reference, note=args.note)
-    emit(REVIEW_COLUMNS, [[row[c] for c in REVIEW_COLUMNS]], args.format)
+    emit(review.REVIEW_COLUMNS, [[row[c] for c in review.REVIEW_COLUMNS]], args.format)
     return 0

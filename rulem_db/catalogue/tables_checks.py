@@ -27,10 +27,18 @@ REVIEW_STATES = ("open", "acknowledged", "waived", "resolved")
 # What a history row records: the runner's events and the staff's.
 REVIEW_EVENTS = ("found", "resolved", "reopened", "acknowledged", "waived", "opened", "noted")
 _CHECK_KEY = ["checks.rule_check.paragraph", "checks.rule_check.check_code"]
+# The longest review note and waiver reference, in characters (revision 0037; the same
+# numbers in checks.review_text_limits(), sql/287, and docs/checks.md "Finding review").
+NOTE_MAX = 4000
+REFERENCE_MAX = 200
 
 
 def _codes(values: tuple[str, ...]) -> str:
     return ", ".join(f"'{v}'" for v in values)
+
+
+def _at_most(column: str, limit: int) -> str:
+    return f"{column} IS NULL OR char_length({column}) <= {limit}"
 
 
 def _layer_write(md: sa.MetaData) -> None:
@@ -126,6 +134,18 @@ def _finding_review(md: sa.MetaData) -> None:
         sa.Column("reviewed_at", sa.DateTime(timezone=True), comment="When of that change."),
         sa.Column("first_found_at", sa.DateTime(timezone=True), nullable=False,
                   comment="When a check run first found it."),
+        # What the current acknowledgement or waiver was given for (revision 0037, sql/287).
+        sa.Column("review_measure", sa.Numeric,
+                  comment="The measured value the current acknowledgement or waiver was given "
+                          "for: a later run that measures the finding worse (by the check's "
+                          "worse direction, beyond the tolerance) re-opens it."),
+        sa.Column("review_inputs", JSONB,
+                  comment="Versions of the inputs the current acknowledgement or waiver was "
+                          "given for ({feature_id: version_id}: the feature at fault; for a "
+                          "finding without one, the permit, its features, its transfers and "
+                          "the parcel): a new version re-opens it."),
+        sa.Column("review_run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"),
+                  comment="The check run whose finding was acknowledged or waived."),
         sa.Column("first_run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"),
                   nullable=False, comment="Check run that first found it."),
         sa.Column("last_run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"),
@@ -135,6 +155,10 @@ def _finding_review(md: sa.MetaData) -> None:
                            name="review_state_code"),
         sa.CheckConstraint("(review_state = 'waived') = (coalesce(btrim(waiver_reference), "
                            "'') <> '')", name="waiver_has_reference"),
+        # Review texts are lines a clerk writes, not files (revision 0037).
+        sa.CheckConstraint(_at_most("review_note", NOTE_MAX), name="review_note_length"),
+        sa.CheckConstraint(_at_most("waiver_reference", REFERENCE_MAX),
+                           name="waiver_reference_length"),
         sa.ForeignKeyConstraint(["paragraph", "check_code"], _CHECK_KEY,
                                 name="fk_finding_case_rule_check"),
         sa.UniqueConstraint("plan_area_id", "finding_key", name="uq_finding_case_key"),
@@ -181,6 +205,9 @@ def _finding_review(md: sa.MetaData) -> None:
         sa.CheckConstraint(f"event IN ({_codes(REVIEW_EVENTS)})", name="review_event_code"),
         sa.CheckConstraint(f"review_state IN ({_codes(REVIEW_STATES)})",
                            name="review_history_state_code"),
+        sa.CheckConstraint(_at_most("note", NOTE_MAX), name="note_length"),
+        sa.CheckConstraint(_at_most("waiver_reference", REFERENCE_MAX),
+                           name="waiver_reference_length"),
         sa.Index("ix_finding_review_case", "finding_case_id", "review_id"),
         sa.Index("ix_finding_review_run", "run_id"),
         schema="checks",

@@ -94,25 +94,59 @@ def _permit(conn: sa.Connection, permit_no: str,
     return rows[0].plan_area_id, rows[0].permit_id
 
 
+def bring_ledger_up_to_date(url_or_conn: str | sa.Connection) -> str | None:
+    """Recompute what waits for the ledger before the checks read it; returns what was done,
+    in words, or None when the ledger was up to date.
+
+    Why here and not only in the database: 7(b) reads the posted ledger (docs/checks.md, "A
+    fresh ledger"), and the database's own step (checks.bring_ledger_up_to_date, sql/282)
+    recomputes inside the check run's transaction with one worker, holding each recomputed
+    owner's lock until the run ends. Given a URL, the recompute here runs first with its
+    workers and commits per chunk (rulem_db.ledger.recompute); given a connection, it joins
+    the caller's transaction. Either way the check run then finds nothing waiting."""
+    from rulem_db import ledger
+
+    try:
+        with _connection(url_or_conn) as conn:
+            behind = conn.execute(sa.text("SELECT checks.ledger_behind()")).scalar()
+            if behind is None:
+                return None
+            if isinstance(url_or_conn, sa.Connection):
+                done = ledger.recompute(conn)
+        if not isinstance(url_or_conn, sa.Connection):
+            done = ledger.recompute(url_or_conn)
+    except sa.exc.DBAPIError as exc:
+        message = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
+        raise CheckError(message) from exc
+    return (f"ledger brought up to date first by recompute run {done.run_id} "
+            f"({done.entries} entries posted): {behind}")
+
+
 def run_checks(url_or_conn: str | sa.Connection, permit_no: str | None = None,
                plan_area: str | None = None, since_last: bool = False) -> CheckSummary:
     """Run every Rule M check and record the run(s).
 
     Every plan area with a CWMP boundary (or the one named), every permit (or the one named).
-    since_last (plan-wide only): evaluate only the permits whose inputs changed since the
-    plan area's latest plan-wide run and carry the rest over (sql/285); when nothing changed,
-    that run stands and no run is recorded. With a URL the run commits on its own; with a
-    connection it joins the caller's transaction.
+    The ledger is brought up to date first (bring_ledger_up_to_date): 7(b) is never judged
+    with an edit still waiting in the change queue. since_last (plan-wide only): evaluate
+    only the permits whose inputs changed since the plan area's latest plan-wide run and
+    carry the rest over (sql/285); when nothing changed, that run stands and no run is
+    recorded. With a URL the run commits on its own; with a connection it joins the caller's
+    transaction.
     """
     started = time.perf_counter()
     summary = CheckSummary()
-    with _connection(url_or_conn) as conn:
+    with _connection(url_or_conn) as conn:  # what to check, refused before anything is done
         areas = _plan_areas(conn, plan_area)
         targets: list[tuple[int, int | None]] = [(a, None) for a, _ in areas]
         if permit_no is not None:
             pa, pid = _permit(conn, permit_no, areas)
             targets = [(pa, pid)]
             areas = [a for a in areas if a[0] == pa]
+    fresh = bring_ledger_up_to_date(url_or_conn)
+    if fresh:
+        summary.notes.append(fresh)
+    with _connection(url_or_conn) as conn:
         for pa, pid in targets:
             try:
                 with conn.begin_nested():
@@ -161,8 +195,11 @@ def _latest_plan_wide_run(conn: sa.Connection, plan_area_id: int) -> int | None:
         "AND finished_at IS NOT NULL"), {"pa": plan_area_id}).scalar()
 
 
-FINDING_COLUMNS = ("plan_area", "permit_no", "paragraph", "check_code", "severity",
-                   "measured_value", "limit_value", "unit", "parcel_pin", "message")
+# finding_id first: the ID a clerk reviews the finding by (rulem-db finding ack|waive|note|
+# reopen ID), the same one the map and the reports show (docs/checks.md, "Finding review").
+FINDING_COLUMNS = ("finding_id", "plan_area", "permit_no", "paragraph", "check_code",
+                   "severity", "measured_value", "limit_value", "unit", "parcel_pin",
+                   "review_state", "message")
 
 
 def findings(url_or_conn: str | sa.Connection, permit_no: str | None = None,

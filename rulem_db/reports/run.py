@@ -136,10 +136,14 @@ def _read(conn: sa.Connection, run_id: int, url: str) -> _Data:
     if parcels is None:
         parcels = read_parcel_frame(conn, plan)
     finding_geo = _read_geo(conn, (
-        "SELECT f.finding_id, f.paragraph, f.check_code, f.severity, pf.feature_key AS "
+        # finding_id: the finding's ID from run to run (what `rulem-db finding` takes);
+        # occurrence_id: this run's row (docs/checks.md, "Finding review")
+        "SELECT fo.finding_case_id AS finding_id, f.finding_id AS occurrence_id, f.paragraph, "
+        "f.check_code, f.severity, pf.feature_key AS "
         "permit_no, core.pin_display(coalesce(pc.pin, cf.feature_key)) AS pin, f.feature_id, "
         "f.measured_value, f.limit_value, f.unit, f.message, ST_AsEWKB(f.geom) AS geom "
         "FROM checks.finding f "
+        "LEFT JOIN checks.finding_occurrence fo ON fo.finding_id = f.finding_id "
         "LEFT JOIN core.feature pf ON pf.feature_id = f.permit_id "
         "LEFT JOIN core.feature cf ON cf.feature_id = f.parcel_id "
         "LEFT JOIN core.parcel pc ON pc.parcel_id = f.parcel_id AND pc.valid_to IS NULL "

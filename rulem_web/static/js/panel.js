@@ -102,7 +102,9 @@ export class Panel {
         el("li", { class: f.severity || "" },
           el("div", {}, f.title ? el("strong", {}, `${f.title}: `) : null, f.message || ""),
           el("div", { class: "meta" },
-            [`paragraph ${f.paragraph || "?"}`, f.check, f.severity,
+            // the finding's ID: the one staff review it by (rulem-db finding ack ID)
+            [f.finding_id != null ? `finding ${f.finding_id}` : null,
+             `paragraph ${f.paragraph || "?"}`, f.check, f.severity,
              f.permit_no && target.kind === "parcel" ? `permit ${f.permit_no}` : null,
              f.pin && target.kind === "permit" ? `parcel ${f.pin}` : null,
              f.review_state ? `review: ${f.review_state}` : null]
