@@ -61,7 +61,9 @@ def plain(value: Any) -> Any:
 
 
 def record(row: asyncpg.Record, fields: tuple[str, ...]) -> dict[str, Any]:
-    return {f: plain(row[f]) for f in fields}
+    """The fields of a row; numerics (doubles from the pool's codec) at the ledger's 4
+    decimals."""
+    return {f: round(v, 4) if isinstance(v := row[f], float) else plain(v) for f in fields}
 
 
 def display_pin(pin: str) -> str:
