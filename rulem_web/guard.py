@@ -12,6 +12,7 @@ anonymous client. The limits and headers are listed in docs/publishing.md ("Web 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Iterable
 
@@ -44,6 +45,43 @@ SECURITY_HEADERS = (
     (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
 )
+
+
+# Numeric query parameters of tipg's routes, with the range any sensible request stays in: a
+# value past it (10**30, nan, -1) reached Python's int conversion, asyncpg or PostGIS as a
+# 500. A parameter outside its range is a 400 before any route runs.
+INT_PARAMS = {"limit": (0, 100_000), "offset": (0, 1_000_000_000), "minzoom": (0, 30),
+              "maxzoom": (0, 30)}
+FLOAT_PARAMS = {"simplify": (0.0, 1e6)}
+MAX_ID = 2 ** 63 - 1
+_ITEM = re.compile(r"/items/(?P<id>[0-9]+)/?$")
+
+
+def parameter_problem(path: str, query: str) -> str | None:
+    """Why the request's numeric parameters cannot be served, or None."""
+    from urllib.parse import parse_qsl
+
+    m = _ITEM.search(path)
+    if m and int(m.group("id")) > MAX_ID:
+        return "item id out of range"
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if name in INT_PARAMS:
+            low, high = INT_PARAMS[name]
+            if not (value.isdigit() and low <= int(value) <= high):
+                return f"{name} is a whole number from {low} to {high}"
+        elif name in FLOAT_PARAMS:
+            low, high = FLOAT_PARAMS[name]
+            try:
+                number = float(value)
+            except ValueError:
+                number = math.nan
+            if not (math.isfinite(number) and low <= number <= high):
+                return f"{name} is a number from {low:g} to {high:g}"
+        elif name == "ids":
+            for one in value.split(","):
+                if len(one) > 100 or (one.isdigit() and int(one) > MAX_ID):
+                    return "ids holds an id out of range"
+    return None
 
 
 class BodyTooLarge(Exception):
@@ -81,6 +119,11 @@ class RequestGuard:
         host = headers.get(b"host", b"").decode("latin-1")
         if host and not HOST.match(host):
             await _answer(send, 400, "the Host header is not a host name and port")
+            return
+        problem = parameter_problem(scope.get("path", ""),
+                                    scope.get("query_string", b"").decode("latin-1"))
+        if problem:
+            await _answer(send, 400, problem)
             return
         length = headers.get(b"content-length")
         if length is not None:
@@ -148,7 +191,7 @@ def _postgres_error(request: Request, exc: asyncpg.PostgresError) -> JSONRespons
     if state.startswith("22"):
         return JSONResponse({"detail": "a value in the request does not fit the data "
                                        "(type or range)"}, status_code=400)
-    if state.startswith("42"):
+    if state.startswith("42") or state == "XX000":  # XX000: PostGIS refusing a geometry
         return JSONResponse({"detail": "the request does not fit this collection's "
                                        "properties (types or operators)"}, status_code=400)
     if state in ("57014", "55P03") or state.startswith("53"):
@@ -190,7 +233,7 @@ def install_error_handlers(app: FastAPI) -> None:
                             headers=getattr(exc, "headers", None))
 
     def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unexpected error on %s", request.url.path)
+        log.error("unexpected error on %s", request.url.path, exc_info=exc)
         return JSONResponse({"detail": "internal error (the service's log has the details)"},
                             status_code=500)
 
