@@ -30,7 +30,7 @@ log = logging.getLogger("rulem_web")
 MAX_BODY_BYTES = 1_048_576   # the largest request body read (the screen's footprint fits)
 MAX_PREFIX_CHARS = 200
 # A host name, IPv4 or bracketed IPv6 address, and an optional port; nothing else.
-HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])"
+HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])"
                   r"(?::[0-9]{1,5})?$")
 # A base path: segments of unreserved URL characters.
 PREFIX = re.compile(r"^(?:/[A-Za-z0-9._~-]+)*/?$")
