@@ -1,6 +1,16 @@
-"""Latency of `rulem-db serve` with 8 concurrent clients, beside the same queries in SQL.
+"""Latency of `rulem-db serve` with 8 concurrent clients, beside the same queries in SQL;
+and with --attack, 48 clients mixing tiles and items, quiet and then beside attackers.
 
     bench/web.py [--size plan|county] [--url URL] [--clients 8] [--requests 400] [--keep]
+    bench/web.py --attack [--url URL] [--clients 48] [--requests 2400] [--out FILE.md]
+
+--attack: the p95 of a mixed load (z14 tiles of pub.parcel_balance and items of
+pub.parcel_balance by PIN) is measured once quiet, then again while attacker threads send
+what tests/test_web_attack.py sends (function calls in filters, deep nesting, oversized
+bodies, malformed parameters), bounded in count and time, to the same server. Target: p95
+under attack within 2x of the quiet run, no attack request answered 5xx, the server alive.
+The result (with the load average: figures on a shared machine are only indicative) is
+written to bench/results/<date>-web.md.
 
 Two requests, the ones the web map makes most (issue 20): a z14 vector tile of
 pub.parcel_balance (tipg's /collections/pub.parcel_balance/tiles/WebMercatorQuad/14/x/y) and a
@@ -194,6 +204,113 @@ def run(url: str, clients: int, requests: int) -> bool:
     return ok
 
 
+ATTACK_RATIO = 2.0
+ATTACKERS = 4
+ATTACK_SECONDS = 600.0   # a bound; the attackers stop when the measured clients finish
+
+
+def attack_requests() -> list[tuple[str, str, dict]]:
+    """(method, path, httpx keyword arguments) of each attack class."""
+    items = "/collections/pub.parcel_balance/items"
+    big = b"x" * (4 * 1024 * 1024)
+    return [
+        ("GET", items, {"params": {"filter": "int4(version())=1"}}),
+        ("GET", items, {"params": {"filter": "pg_sleep(10) IS NULL"}}),
+        ("GET", items, {"params": {"filter": '{"op":"=","args":[{"op":"set_config","args":'
+                                             '["statement_timeout","0",false]},"0"]}',
+                                   "filter-lang": "cql2-json"}}),
+        ("GET", items, {"params": {"filter": "lo_from_bytea(0, 'x') > 0"}}),
+        ("GET", items, {"params": {"filter": "(" * 2000 + "pin='a'" + ")" * 2000}}),
+        ("GET", items, {"params": {"bbox": "a,b,c,d"}}),
+        ("GET", items, {"params": {"offset": "1e30"}}),
+        ("GET", items, {"params": {"ids": str(10 ** 30)}}),
+        ("GET", "/collections/pub.parcel/tiles/WebMercatorQuad/-1/0/0", {}),
+        ("POST", "/api/screen", {"content": big}),
+        ("POST", "/api/screen", {"content": b'{"type":"Feature","properties":[1]}'}),
+    ]
+
+
+def attackers(base: str, stop: threading.Event, seen: dict[int, int]) -> list[threading.Thread]:
+    """ATTACKERS threads sending attack_requests() in turn until `stop` (or the bound)."""
+    lock = threading.Lock()
+
+    def attacker(n: int) -> None:
+        plan = attack_requests()
+        deadline = time.monotonic() + ATTACK_SECONDS
+        with httpx.Client(base_url=base, timeout=60) as http:
+            i = n
+            while not stop.is_set() and time.monotonic() < deadline:
+                method, path, kw = plan[i % len(plan)]
+                i += 1
+                try:
+                    status = http.request(method, path, **kw).status_code
+                except httpx.HTTPError:
+                    status = 0   # the server closed a connection it refused (413)
+                with lock:
+                    seen[status] = seen.get(status, 0) + 1
+
+    return [threading.Thread(target=attacker, args=(n,)) for n in range(ATTACKERS)]
+
+
+def run_attack(url: str, clients: int, requests: int, out: Path | None) -> bool:
+    """The mixed load quiet, then beside the attackers; True when the target is met."""
+    tiles = tiles_over_parcels(url)
+    pins = common.sample_pins(url, n=500)
+    paths = ([f"/collections/pub.parcel_balance/tiles/WebMercatorQuad/{z}/{x}/{y}"
+              for z, x, y in tiles]
+             + [f"/collections/pub.parcel_balance/items?pin={p}" for p in pins])
+    per_client = max(requests // clients, 1)
+    server = Server(url)
+    try:
+        load_before = os.getloadavg()
+        quiet = http_latency(server.base, "tiles and items, quiet", paths, clients,
+                             per_client)
+        stop = threading.Event()
+        seen: dict[int, int] = {}
+        threads = attackers(server.base, stop, seen)
+        for t in threads:
+            t.start()
+        try:
+            loud = http_latency(server.base, "tiles and items, beside attackers", paths,
+                                clients, per_client)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        load_after = os.getloadavg()
+        alive = httpx.get(server.base + "/healthz", timeout=10).status_code == 200
+    finally:
+        server.close()
+    ratio = loud.p95 / quiet.p95 if quiet.p95 else float("inf")
+    fives = sum(n for status, n in seen.items() if status >= 500)
+    ok = ratio <= ATTACK_RATIO and not fives and alive and not quiet.errors \
+        and not loud.errors
+    lines = [
+        f"# rulem-db serve under attack ({time.strftime('%Y-%m-%d')})", "",
+        "bench/web.py --attack: "
+        f"{clients} clients mixing z14 tiles of pub.parcel_balance and its items by PIN, "
+        f"{per_client} requests each, quiet and then beside {ATTACKERS} attacker threads "
+        "(tests/test_web_attack.py's classes).", "",
+        f"- machine: {common.machine()}",
+        f"- load average before {load_before[0]:.2f} {load_before[1]:.2f} "
+        f"{load_before[2]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f} "
+        f"{load_after[2]:.2f} (a shared machine: indicative only; re-run on a quiet one)",
+        f"- database: {make_url(url).database}", "",
+        f"    {quiet.line()}", f"    {loud.line()}", "",
+        f"- p95 under attack / quiet: {ratio:.2f} (target <= {ATTACK_RATIO:g})",
+        f"- attack requests by status: "
+        f"{', '.join(f'{k}: {v}' for k, v in sorted(seen.items()))} "
+        f"(0 = connection closed by the server after refusing a body)",
+        f"- server alive afterwards: {alive}",
+        f"- result: {'pass' if ok else 'FAIL'}", ""]
+    text = "\n".join(lines)
+    print(text)
+    if out is not None:
+        out.write_text(text)
+        print(f"written to {out}")
+    return ok
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--size", choices=sorted(common.SIZES), default="plan")
@@ -203,7 +320,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=400,
                         help="requests of each kind, across all clients")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--attack", action="store_true",
+                        help="48 clients of tiles and items, quiet and beside attackers")
+    parser.add_argument("--out", type=Path,
+                        help="with --attack: the result file (default "
+                             "bench/results/<date>-web.md)")
     args = parser.parse_args(argv)
+    if args.attack:
+        if args.clients == 8:
+            args.clients = 48
+        if args.requests == 400:
+            args.requests = 2400
     name = None
     url = args.url
     try:
@@ -214,7 +341,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"plan area {size.name}: recomputing the ledger ...", flush=True)
             ledger.recompute(url, all=True)
         print(f"machine: {common.machine()}")
-        ok = run(url, args.clients, args.requests)
+        if args.attack:
+            out = args.out or ROOT / "bench" / "results" / f"{time.strftime('%Y-%m-%d')}-web.md"
+            ok = run_attack(url, args.clients, args.requests, out)
+        else:
+            ok = run(url, args.clients, args.requests)
     finally:
         if name and not args.keep:
             common.drop_database(name)

@@ -9,6 +9,7 @@ web's stamps), as the reader the pool connects as.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
 from decimal import Decimal
@@ -61,7 +62,9 @@ def plain(value: Any) -> Any:
 
 
 def record(row: asyncpg.Record, fields: tuple[str, ...]) -> dict[str, Any]:
-    return {f: plain(row[f]) for f in fields}
+    """The fields of a row; numerics (doubles from the pool's codec) at the ledger's 4
+    decimals."""
+    return {f: round(v, 4) if isinstance(v := row[f], float) else plain(v) for f in fields}
 
 
 def display_pin(pin: str) -> str:
@@ -87,6 +90,23 @@ def pool(request: Request) -> asyncpg.Pool:
     return request.app.state.pool
 
 
+def health_reason(exc: Exception) -> str:
+    """Why the database does not answer, in words that name no server version, SQL or
+    address (the service's log has the exception)."""
+    if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+        return "no database connection free within 5 s (busy or unreachable)"
+    if isinstance(exc, asyncpg.PostgresError):
+        state = getattr(exc, "sqlstate", "") or "?"
+        if state.startswith("28"):
+            return f"the database refused the service's login (SQLSTATE {state})"
+        if state.startswith("57") or state.startswith("08"):
+            return f"the database is shutting down or unreachable (SQLSTATE {state})"
+        return f"the database refused the health query (SQLSTATE {state})"
+    if isinstance(exc, OSError | asyncpg.InterfaceError):
+        return "cannot connect to the database"
+    return "the database did not answer (" + type(exc).__name__ + ")"
+
+
 @router.get("/healthz", tags=["rulem-db"])
 async def healthz(request: Request) -> JSONResponse:
     """The process answers, and so does the database (with the latest run and batch)."""
@@ -97,9 +117,8 @@ async def healthz(request: Request) -> JSONResponse:
                 "ORDER BY run_id DESC LIMIT 1")
             batch = await conn.fetchrow("SELECT * FROM web.latest_batch()")
     except Exception as exc:  # any failure is the database's state, said in one line
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        return JSONResponse({"status": "error", "database": reason}, status_code=503,
-                            headers=NO_CACHE)
+        return JSONResponse({"status": "error", "database": health_reason(exc)},
+                            status_code=503, headers=NO_CACHE)
     return JSONResponse({
         "status": "ok", "database": "ok",
         "latest_run": {k: plain(v) for k, v in run.items()} if run else None,

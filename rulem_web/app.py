@@ -5,39 +5,59 @@ items, CORS and a reverse proxy's base path.
 Why tipg's factory and not its ready-made app: its app reads settings from the environment
 and connects in a way that needs TEMPORARY (rulem_web.database); here the pool, the catalog
 settings (pub only, no functions, no extents computed by scanning every view at start) and
-the middleware are ours, and the OGC endpoints are tipg's unchanged.
+the middleware are ours. The OGC endpoints are tipg's, with what reaches SQL or HTML
+replaced: the filter, bbox and datetime parameters are parsed by rulem_web.filters (an
+allow-list of CQL2 functions), the HTML pages are our escaped templates (rulem_web.pages),
+errors never carry internal text and requests are bounded (rulem_web.guard). Collection
+titles and descriptions are the views' COMMENTs; the history views (pub.*_history) are
+listed apart, under /history/collections, and stay readable at their usual paths.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, ORJSONResponse, Response
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse, ORJSONResponse, Response
 from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from tipg import collections as tipg_collections
-from tipg.collections import register_collection_catalog
-from tipg.dependencies import accept_media_type
-from tipg.errors import DEFAULT_STATUS_CODES, add_exception_handlers
-from tipg.factory import Endpoints
+from tipg.collections import CollectionList, register_collection_catalog
+from tipg.dependencies import (
+    CollectionsParams,
+    TileParams,
+    accept_media_type,
+    bbox_query,
+    datetime_query,
+    filter_query,
+    s_intersects,
+    t_intersects,
+)
+from tipg.factory import Endpoints, create_html_response
 from tipg.resources.enums import MediaType
 from tipg.settings import DatabaseSettings
 
-from rulem_web import api
+from rulem_web import api, filters, guard, pages
 from rulem_web.database import PoolSettings, create_pool
-from rulem_web.etag import ETagMiddleware, ViewKind
+from rulem_web.etag import ETagMiddleware, Sources
 from rulem_web.tiles import TILE_FUNCTIONS_SQL, TileFunctions
+
+log = logging.getLogger("rulem_web")
 
 PACKAGE = Path(__file__).resolve().parent
 STATIC_DIR = PACKAGE / "static"
 MAPLIBRE_DIST = PACKAGE / "web" / "node_modules" / "maplibre-gl" / "dist"
 TITLE = "rulem-db: Rule M layers (OGC API Features and Tiles)"
+HISTORY_TITLE = "rulem-db: every version of the Rule M layers (OGC API Features)"
+HISTORY_PREFIX = "/history"
+TITLE_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -53,7 +73,7 @@ class ServeSettings:
 
 @dataclass
 class _State:
-    kinds: dict[str, ViewKind] = field(default_factory=dict)
+    sources: dict[str, Sources] = field(default_factory=dict)
     tile_views: set[str] = field(default_factory=set)
 
 
@@ -89,15 +109,65 @@ def set_feature_ids(collections: Mapping[str, Any], keys: Mapping[str, str | Non
             coll.id_column = column
 
 
-async def _stamps(app: Any) -> Mapping[str, int | None]:
+COMMENTS_SQL = """
+SELECT c.relname::text AS relname, obj_description(c.oid, 'pg_class') AS comment
+FROM pg_class c WHERE c.relnamespace = 'pub'::regnamespace AND c.relkind IN ('v', 'm', 'r')
+"""
+
+
+def is_history(collection_id: str) -> bool:
+    """A history view: every version of a layer (pub.<layer>_history), listed apart."""
+    return collection_id.endswith("_history")
+
+
+def title_of(comment: str | None, collection_id: str) -> str | None:
+    """A collection's title: the first sentence of its view's COMMENT (docs/data-dictionary.md
+    has them whole), marked for a history view."""
+    if not comment:
+        return None
+    first = re.split(r"(?<=[a-z0-9)])\. ", comment.strip(), maxsplit=1)[0].rstrip(".")
+    if len(first) > TITLE_CHARS:
+        first = first[:TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return f"{first} (every version)" if is_history(collection_id) else first
+
+
+def set_titles(collections: Mapping[str, Any], comments: Mapping[str, str | None]) -> None:
+    """Titles and descriptions from the database's COMMENT ON VIEW (tipg leaves them empty)."""
+    for cid, coll in collections.items():
+        comment = comments.get(cid)
+        if comment:
+            coll.title = title_of(comment, cid)
+            coll.description = comment
+
+
+def view_sources(rows: list[Any], ids: set[str]) -> dict[str, Sources]:
+    """Each collection's source tables (web.pub_view_sources()); a collection with a source
+    that has no change trigger is left out, so it never gets an ETag (always fresh)."""
+    found: dict[str, set[str]] = {}
+    untracked: set[str] = set()
+    for r in rows:
+        cid = f"pub.{r['view_name']}"
+        if cid not in ids:
+            continue
+        found.setdefault(cid, set()).add(r["source"])
+        if not r["tracked"]:
+            untracked.add(cid)
+            log.warning("%s reads %s, which has no change trigger (sql/961): no ETag",
+                        cid, r["source"])
+    return {cid: frozenset(s) for cid, s in found.items() if cid not in untracked}
+
+
+async def _stamps(app: Any) -> Mapping[str, str]:
     async with app.state.pool.acquire() as conn:
-        row = await conn.fetchrow("SELECT * FROM web.change_stamps()")
-    return dict(row)
+        rows = await conn.fetch("SELECT source, stamp FROM web.source_stamps()")
+    return {r["source"]: r["stamp"] for r in rows}
 
 
 class ForwardedPrefix:
     """Honours X-Forwarded-Prefix from a trusted proxy: links, TileJSON and style URLs then
-    carry the base path the browser sees (the proxy strips it before forwarding)."""
+    carry the base path the browser sees (the proxy strips it before forwarding). A prefix
+    that is not a path of safe characters (guard.valid_prefix) is refused (400): it would
+    be written into every link."""
 
     def __init__(self, app: ASGIApp, trusted: tuple[str, ...]) -> None:
         self.app = app
@@ -107,7 +177,12 @@ class ForwardedPrefix:
         if scope["type"] == "http" and (scope.get("client") or ("",))[0] in self.trusted:
             for name, value in scope.get("headers", []):
                 if name == b"x-forwarded-prefix":
-                    prefix = "/" + value.decode("latin-1").strip().strip("/")
+                    raw = value.decode("latin-1").strip()
+                    if not guard.valid_prefix(raw or "/"):
+                        await guard._answer(send, 400, "X-Forwarded-Prefix is not a path of "
+                                                       "letters, digits and . _ ~ -")
+                        return
+                    prefix = "/" + raw.strip("/")
                     scope = dict(scope, root_path=prefix.rstrip("/"))
                     break
         await self.app(scope, receive, send)
@@ -123,8 +198,45 @@ def wants_html(request: Request) -> bool:
     return chosen == MediaType.html
 
 
+def collections_listed(
+    request: Request,
+    bbox_filter: Annotated[list[float] | None, Depends(filters.checked_bbox)],
+    datetime_filter: Annotated[list[str] | None, Depends(filters.checked_datetime)],
+    type_filter: Annotated[Literal["Function", "Table"] | None, Query(
+        alias="type", description="Filter based on Collection type.")] = None,
+    limit: Annotated[int | None, Query(ge=0, le=1000, description="Limits the number of "
+                                       "collections in the response.")] = None,
+    offset: Annotated[int | None, Query(ge=0, description="Starts the response at an "
+                                        "offset.")] = None,
+) -> CollectionList:
+    """tipg's CollectionsParams, listing the history views under /history/collections only
+    (the current views everywhere else), so a user scrolls the layers, not their versions."""
+    limit, offset = limit or 0, offset or 0
+    path = request.url.path.removeprefix(request.scope.get("root_path", "") or "")
+    history = path.startswith(HISTORY_PREFIX + "/")
+    listed = [c for c in request.app.state.collection_catalog["collections"].values()
+              if is_history(c.id) == history]
+    if type_filter is not None:
+        listed = [c for c in listed if c.type == type_filter]
+    if bbox_filter is not None:
+        listed = [c for c in listed if c.bounds is not None
+                  and s_intersects(bbox_filter, c.bounds)]
+    if datetime_filter is not None:
+        listed = [c for c in listed if c.dt_bounds is not None
+                  and t_intersects(datetime_filter, c.dt_bounds)]
+    matched = len(listed)
+    listed = listed[offset:offset + limit] if limit else listed[offset:]
+    returned = len(listed)
+    return CollectionList(collections=listed, matched=matched,
+                          next=offset + returned if matched - returned > offset else None,
+                          prev=max(offset - limit, 0) if offset else None)
+
+
 def create_app(settings: ServeSettings) -> FastAPI:
     """The whole service; the database is reached at start-up (lifespan)."""
+    if not guard.valid_prefix(settings.root_path or "/"):
+        raise ValueError(f"root path {settings.root_path[:60]!r} is not a path of letters, "
+                         "digits and . _ ~ -")
     tipg_collections.mvt_settings.set_mvt_layername = True  # MVT layer = the view's name
     state = _State()
 
@@ -135,10 +247,11 @@ def create_app(settings: ServeSettings) -> FastAPI:
             await register_collection_catalog(app, db_settings=catalog_settings())
             async with app.state.pool.acquire() as conn:
                 ids = set(app.state.collection_catalog["collections"])
-                for r in await conn.fetch("SELECT * FROM web.pub_view_kind()"):
-                    if f"pub.{r['view_name']}" in ids:
-                        state.kinds[f"pub.{r['view_name']}"] = ViewKind(
-                            r["reads_ledger"], r["reads_checks"])
+                state.sources.update(view_sources(
+                    await conn.fetch("SELECT * FROM web.pub_view_sources()"), ids))
+                set_titles(app.state.collection_catalog["collections"],
+                           {f"pub.{r['relname']}": r["comment"]
+                            for r in await conn.fetch(COMMENTS_SQL)})
                 state.tile_views.update(
                     r["view_name"] for r in await conn.fetch(TILE_FUNCTIONS_SQL)
                     if f"pub.{r['view_name']}" in ids)
@@ -161,9 +274,25 @@ def create_app(settings: ServeSettings) -> FastAPI:
         finally:
             await app.state.pool.close()
 
-    app = FastAPI(title=TITLE, openapi_url="/api", docs_url="/api.html", lifespan=lifespan,
-                  root_path=settings.root_path, default_response_class=ORJSONResponse)
-    ogc = Endpoints(title=TITLE, with_tiles_viewer=False)
+    app = FastAPI(title=TITLE, openapi_url="/api", docs_url=None, redoc_url=None,
+                  lifespan=lifespan, root_path=settings.root_path,
+                  default_response_class=ORJSONResponse)
+    templates = pages.templates()
+    ogc = Endpoints(title=TITLE, with_tiles_viewer=False, templates=templates)
+    history = Endpoints(title=HISTORY_TITLE, with_tiles_viewer=False, templates=templates,
+                        router_prefix=HISTORY_PREFIX)
+    # what reaches SQL from a request: parsed here (rulem_web.filters), not by tipg
+    app.dependency_overrides[filter_query] = filters.checked_filter
+    app.dependency_overrides[bbox_query] = filters.checked_bbox
+    app.dependency_overrides[datetime_query] = filters.checked_datetime
+    app.dependency_overrides[CollectionsParams] = collections_listed
+    app.dependency_overrides[TileParams] = filters.checked_tile
+
+    @app.get("/api.html", name="swagger_ui_html", include_in_schema=False)
+    async def api_page(request: Request) -> HTMLResponse:
+        """The API's description as a plain page (the OpenAPI JSON is at /api)."""
+        return create_html_response(request, app.openapi(), templates, "api",
+                                    title="rulem-db API")
 
     @app.get("/", include_in_schema=False)
     async def root(request: Request) -> Response:
@@ -176,17 +305,19 @@ def create_app(settings: ServeSettings) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(ogc.router)
+    app.include_router(history.router, prefix=HISTORY_PREFIX)
     if MAPLIBRE_DIST.is_dir():
         app.mount("/static/vendor/maplibre-gl", StaticFiles(directory=MAPLIBRE_DIST),
                   name="maplibre")
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
-    add_exception_handlers(app, DEFAULT_STATUS_CODES)
+    guard.install_error_handlers(app)
 
     app.add_middleware(TileFunctions, views=lambda: state.tile_views)
-    app.add_middleware(ETagMiddleware, stamps=_stamps, kinds=lambda: state.kinds)
+    app.add_middleware(ETagMiddleware, stamps=_stamps, sources=lambda: state.sources)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST", "HEAD", "OPTIONS"],
                            allow_headers=["*"], expose_headers=["ETag"])
     app.add_middleware(ForwardedPrefix, trusted=settings.trusted_proxies)
+    app.add_middleware(guard.RequestGuard)   # outermost: before anything reads the request
     return app

@@ -1,47 +1,44 @@
-"""ETags for tiles and items: the layer's latest change, so browsers and proxies revalidate
-cheaply and never keep a stale tile.
+"""ETags for tiles and items: a digest of the latest writes to the tables a collection reads,
+so browsers and proxies revalidate cheaply and never keep stale data.
 
 Why a stamp and not a hash of the body: a 304 must be answered without making the tile (that
-is what saves the database). web.change_stamps() (sql/960) returns the latest layer write,
-ledger posting, check run and finding review, each an id that only grows; a view of pub
-follows the layer writes, plus the ledger when it reads the ledger, plus the checks when it
-reads the checks (web.pub_view_kind(), read at start). Read before the response is made, so
-a change that lands meanwhile makes the next request's tag new: a client may fetch once more,
-never keep old data. Responses carry `Cache-Control: no-cache` (store, but ask first).
+is what saves the database). Which tables each view of pub reads is taken from the database
+catalogue at start (web.pub_view_sources(), sql/961: pg_rewrite and pg_depend, recursively,
+through views and recorded function bodies), not from a hand list; every write statement on
+those tables leaves a row in web.table_change, and web.source_stamps() returns each table's
+recent change ids. A collection's tag digests the stamps of its own tables (of all of them
+when it reads through a function whose body the catalogue does not record), so it changes
+when anything it shows changes, and only then. A collection with a source that carries no
+change trigger gets no ETag at all (always answered in full). Stamps are read before the
+response is made, so a change that lands meanwhile makes the next request's tag new: a
+client may fetch once more, never keep old data. Responses carry `Cache-Control: no-cache`
+(store, but ask first).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-# /collections/{id}/items[/{itemId}] and /collections/{id}/tiles/{tms}/{z}/{x}/{y}
+# [/history]/collections/{id}/items[/{itemId}] and .../collections/{id}/tiles/{tms}/{z}/{x}/{y}
 _CACHED = re.compile(
-    r"^/collections/(?P<id>[^/]+)/(?:items(?:/[^/]+)?|tiles/[^/]+/\d+/\d+/\d+)/?$")
+    r"^(?:/history)?/collections/(?P<id>[^/]+)/(?:items(?:/[^/]+)?|tiles/[^/]+/\d+/\d+/\d+)/?$")
 CACHE_CONTROL = "no-cache"
+ALL_SOURCES = "*"   # a view reading through an opaque function follows every table
+
+Sources = frozenset[str]
 
 
-@dataclass(frozen=True)
-class ViewKind:
-    """Which kinds of change a published view follows."""
-
-    reads_ledger: bool = False
-    reads_checks: bool = False
-
-
-def tag(kind: ViewKind, stamps: Mapping[str, int | None], variant: str = "") -> str:
-    """The strong ETag of a view's responses, given web.change_stamps()."""
-    parts = [stamps.get("layer_write") or 0]
-    if kind.reads_ledger:
-        parts.append(stamps.get("ledger_entry") or 0)
-    if kind.reads_checks:
-        parts += [stamps.get("check_run") or 0, stamps.get("finding_review") or 0]
-    body = "-".join(str(p) for p in parts)
+def tag(sources: Sources, stamps: Mapping[str, str], variant: str = "") -> str:
+    """The strong ETag of a collection's responses, given web.source_stamps()."""
+    names = sorted(stamps) if ALL_SOURCES in sources else sorted(sources)
+    text = "|".join(f"{s}={stamps.get(s, '')}" for s in names)
+    body = hashlib.sha256(text.encode()).hexdigest()[:20]
     return f'"{body}{"-" + variant if variant else ""}"'
 
 
@@ -57,26 +54,29 @@ class ETagMiddleware:
     """Answers 304 when If-None-Match holds the current tag; otherwise adds ETag and
     Cache-Control to 200 responses of items and tiles."""
 
-    def __init__(self, app: ASGIApp, stamps: Callable, kinds: Callable[[], Mapping[str,
-                 ViewKind]]) -> None:
+    def __init__(self, app: ASGIApp, stamps: Callable,
+                 sources: Callable[[], Mapping[str, Sources]]) -> None:
         self.app = app
-        self.stamps = stamps   # async () -> Mapping[str, int | None]
-        self.kinds = kinds     # () -> {"pub.parcel": ViewKind, ...}
+        self.stamps = stamps     # async (app) -> Mapping[str, str]: web.source_stamps()
+        self.sources = sources   # () -> {"pub.parcel": frozenset({"core.parcel"}), ...}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
         m = _CACHED.match(scope["path"])
-        kind = self.kinds().get(m.group("id")) if m else None
-        if kind is None:
+        sources = self.sources().get(m.group("id")) if m else None
+        if sources is None:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        # the body differs by what the client accepts (JSON, GeoJSON, HTML, gzip)
+        # the body differs by what the client accepts (JSON, GeoJSON, HTML, gzip) and by
+        # the base path its links carry
         variant = format(zlib.crc32(f"{headers.get('accept', '')}|"
-                                    f"{headers.get('accept-encoding', '')}".encode()), "08x")
-        etag = tag(kind, await self.stamps(scope["app"]), variant)
+                                    f"{headers.get('accept-encoding', '')}|"
+                                    f"{scope.get('root_path', '')}|"
+                                    f"{headers.get('host', '')}".encode()), "08x")
+        etag = tag(sources, await self.stamps(scope["app"]), variant)
         inm = headers.get("if-none-match")
         if inm and matches(inm, etag):
             await send({"type": "http.response.start", "status": 304,

@@ -25,6 +25,7 @@ from rulem_db.config import normalize_url, redact
 WEB_LOGIN = "rulem_gis_web"
 READER_GROUP = "rulem_gis"
 WEB_SCHEMA = "web"
+STATEMENT_TIMEOUT = "30s"   # as rulem_web.database.STATEMENT_TIMEOUT_MS
 
 # Schemas whose tables only the writers may change: a service login with any write right on
 # them (or membership of a writing group, or ownership) is refused.
@@ -73,6 +74,7 @@ def check_reader(url: str, set_role: str | None = None) -> str:
     try:
         with eng.connect() as conn:
             if set_role:
+                check_login_no_wider(conn, set_role)
                 conn.execute(sa.text(f'SET ROLE "{set_role}"'))
             role = conn.execute(sa.text("SELECT current_user")).scalar()
             member = conn.execute(sa.text(
@@ -83,10 +85,9 @@ def check_reader(url: str, set_role: str | None = None) -> str:
                                   f"reads as a {READER_GROUP} login (docs/publishing.md)")
             why = conn.execute(_CAN_WRITE, {"schemas": list(WRITTEN_SCHEMAS)}).scalar()
             if why:
-                hint = "" if set_role else f", or pass --set-role {READER_GROUP}"
                 raise ReaderError(f"role {role} can write or reach more than pub ({why}): "
-                                  f"serve reads as a "
-                                  f"{READER_GROUP} login only (docs/publishing.md){hint}")
+                                  f"serve reads as a {READER_GROUP} login only: make a login "
+                                  f"in {READER_GROUP} for it (docs/publishing.md)")
             check_web_schema(conn)
             conn.rollback()
             return role
@@ -95,6 +96,41 @@ def check_reader(url: str, set_role: str | None = None) -> str:
         raise ReaderError(f"cannot connect to {redact(sync_url(url))}: {first}") from None
     finally:
         eng.dispose()
+
+
+# Roles the login could become (SET ROLE, or set_config('role', ...)) that are wider than the
+# role it is told to switch to: anything it is a member of that the set role is not.
+_WIDER_ROLES = sa.text("""
+SELECT string_agg(r.rolname, ', ' ORDER BY r.rolname)
+FROM pg_roles r
+WHERE pg_has_role(session_user, r.oid, 'MEMBER') AND r.rolname <> session_user
+  AND NOT pg_has_role(:set_role, r.oid, 'MEMBER')
+""")
+
+
+def check_login_no_wider(conn: sa.Connection, set_role: str) -> None:
+    """Refuse --set-role for a login that could switch back to something wider than the
+    set role: a superuser, a member of another role, or a login that can write itself."""
+    login = conn.execute(sa.text("SELECT session_user")).scalar()
+    exists = conn.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :r"),
+                          {"r": set_role}).scalar()
+    if not exists:
+        raise ReaderError(f"--set-role {set_role}: there is no such role")
+    fix = (f"serve must read with a real {READER_GROUP} login: create one (CREATE ROLE ... "
+           f"LOGIN IN ROLE {READER_GROUP}) and pass its URL (docs/publishing.md)")
+    superuser = conn.execute(sa.text(
+        "SELECT rolsuper FROM pg_roles WHERE rolname = session_user")).scalar()
+    if superuser:
+        raise ReaderError(f"--set-role {set_role}: login {login} is a superuser, and a "
+                          f"session can always switch back to its login: {fix}")
+    wider = conn.execute(_WIDER_ROLES, {"set_role": set_role}).scalar()
+    if wider:
+        raise ReaderError(f"--set-role {set_role}: login {login} can also switch to {wider}: "
+                          f"{fix}")
+    why = conn.execute(_CAN_WRITE, {"schemas": list(WRITTEN_SCHEMAS)}).scalar()
+    if why:
+        raise ReaderError(f"--set-role {set_role}: login {login} itself can write or reach "
+                          f"more than pub ({why}), and a session can switch back to it: {fix}")
 
 
 def check_web_schema(conn: sa.Connection) -> None:
@@ -124,18 +160,24 @@ def embedded_reader_url() -> str:
     emb = cluster.ensure_embedded()
     password = _derived_password(emb.owner_url)
     url = make_url(emb.owner_url).set(username=WEB_LOGIN, password=password)
-    try:  # the usual case: it exists with this password
+    try:  # the usual case: it exists with this password and its settings
         eng = sa.create_engine(url, poolclass=sa.pool.NullPool)
-        with eng.connect():
-            pass
+        with eng.connect() as conn:
+            current = conn.execute(sa.text("SELECT current_setting('statement_timeout')")
+                                   ).scalar()
         eng.dispose()
+        if current != STATEMENT_TIMEOUT:
+            _provision(emb.admin_url, password)
     except sa.exc.OperationalError:
         _provision(emb.admin_url, password)
     return url.render_as_string(hide_password=False)
 
 
 def _provision(admin_url: str, password: str) -> None:
-    """Create or repair rulem_gis_web: login, member of rulem_gis only, read-only default."""
+    """Create or repair rulem_gis_web: login, member of rulem_gis only, read-only default,
+    a statement timeout; the password as a SCRAM verifier (never in clear on the wire)."""
+    from rulem_db.local.cluster import _scram_verifier  # the embedded cluster's own helper
+
     eng = sa.create_engine(normalize_url(admin_url), isolation_level="AUTOCOMMIT",
                            poolclass=sa.pool.NullPool)
     try:
@@ -145,12 +187,14 @@ def _provision(admin_url: str, password: str) -> None:
             verb = "ALTER" if exists else "CREATE"
             conn.execute(sa.text(
                 f"{verb} ROLE {WEB_LOGIN} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE INHERIT "
-                "PASSWORD :p"), {"p": password})
+                "PASSWORD :p"), {"p": _scram_verifier(password)})
             conn.execute(sa.text(f"GRANT {READER_GROUP} TO {WEB_LOGIN}"))
             conn.execute(sa.text(
                 f"ALTER ROLE {WEB_LOGIN} SET default_transaction_read_only = on"))
             limit = connection_limit_sql(WEB_LOGIN)  # unless an operator set one
             if limit:
                 conn.execute(sa.text(limit))
+            conn.execute(sa.text(
+                f"ALTER ROLE {WEB_LOGIN} SET statement_timeout = '{STATEMENT_TIMEOUT}'"))
     finally:
         eng.dispose()

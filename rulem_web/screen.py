@@ -10,6 +10,7 @@ PostGIS finds it invalid or too far from the plan area for its working CRS.
 from __future__ import annotations
 
 import json
+import math
 from decimal import Decimal
 from typing import Any
 
@@ -25,12 +26,27 @@ class ScreenInputError(ValueError):
     """The footprint cannot be screened; the message says why in one line."""
 
 
-def _positions(coords: Any) -> list[list[float]]:
-    if isinstance(coords, list) and coords and isinstance(coords[0], int | float):
-        return [coords]
-    if isinstance(coords, list):
-        return [p for c in coords for p in _positions(c)]
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _positions(coords: Any, depth: int = 0) -> list[list[float]]:
+    """The positions of Polygon/MultiPolygon coordinates (nested at most 3 deep), each two
+    or three finite numbers."""
+    if isinstance(coords, list) and coords and not isinstance(coords[0], list):
+        if 2 <= len(coords) <= 3 and all(_is_number(c) for c in coords):
+            return [coords]
+    elif isinstance(coords, list) and depth < 3:
+        return [p for c in coords for p in _positions(c, depth + 1)]
     raise ScreenInputError("the footprint's coordinates are not GeoJSON positions")
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ScreenInputError(f"the footprint's {what} is not a JSON object")
+    return value
 
 
 def parse(body: bytes) -> dict[str, Any]:
@@ -40,23 +56,27 @@ def parse(body: bytes) -> dict[str, Any]:
         raise ScreenInputError(f"the footprint is larger than {MAX_BYTES // 1000} kB")
     try:
         doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ScreenInputError(f"the body is not JSON: {exc}") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        reason = " ".join(str(exc).split())[:120] or "too deeply nested"
+        raise ScreenInputError(f"the body is not JSON: {reason}") from None
     if not isinstance(doc, dict):
         raise ScreenInputError("the body is not a GeoJSON Feature or Geometry")
     props: dict[str, Any] = {}
     if doc.get("type") == "FeatureCollection":
         feats = doc.get("features") or []
-        if len(feats) != 1:
+        if not isinstance(feats, list) or len(feats) != 1:
+            count = len(feats) if isinstance(feats, list) else "no list"
             raise ScreenInputError("send one footprint (a Feature or a Geometry), not a "
-                                   f"FeatureCollection of {len(feats)}")
-        doc = feats[0]
+                                   f"FeatureCollection of {count}")
+        doc = _object(feats[0], "feature")
     if doc.get("type") == "Feature":
-        props = doc.get("properties") or {}
-        doc = doc.get("geometry") or {}
+        props = _object(doc.get("properties"), "properties")
+        doc = _object(doc.get("geometry"), "geometry")
     kind = doc.get("type")
     if kind not in ("Polygon", "MultiPolygon"):
-        raise ScreenInputError(f"the footprint must be a Polygon or MultiPolygon, not {kind}")
+        shown = kind if isinstance(kind, str) else type(kind).__name__
+        raise ScreenInputError(f"the footprint must be a Polygon or MultiPolygon, not "
+                               f"{shown[:40]}")
     points = _positions(doc.get("coordinates"))
     if len(points) < 4:
         raise ScreenInputError("the footprint has fewer than 4 positions")
@@ -108,7 +128,7 @@ SELECT b.buffer_id AS id, b.geom, json_build_object('buffer_id', b.buffer_id,
 FROM pub.buffer b, f WHERE ST_Intersects(b.geom, f.g)"""
 
 
-def _num(v: Decimal | None) -> float | None:
+def _num(v: Decimal | float | None) -> float | None:
     return None if v is None else float(round(v, 4))
 
 
@@ -118,9 +138,8 @@ async def screen(conn: asyncpg.Connection, plan_area: str, footprint: dict[str, 
     geometry = footprint["geometry"]
     try:
         check = await conn.fetchrow(CHECK_SQL, geometry)
-    except asyncpg.PostgresError as exc:
-        raise ScreenInputError(f"the footprint is not a geometry PostGIS reads: "
-                               f"{' '.join(str(exc).split())}") from None
+    except asyncpg.PostgresError:
+        raise ScreenInputError("the footprint is not a geometry PostGIS reads") from None
     if not check["valid"]:
         raise ScreenInputError(f"the footprint is not a valid polygon: {check['reason']}")
     if check["distance"] is not None and check["distance"] > MAX_DISTANCE_M:

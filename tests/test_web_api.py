@@ -64,7 +64,13 @@ def test_collections_are_what_rulem_gis_may_read(web_server) -> None:
     finally:
         admin.dispose()
     body = get(web_server, "/collections", params={"limit": 1000}).json()
-    served = {c["id"] for c in body["collections"]}
+    history = get(web_server, "/history/collections", params={"limit": 1000}).json()
+    current = {c["id"] for c in body["collections"]}
+    versions = {c["id"] for c in history["collections"]}
+    # the history views are listed apart (docs/publishing.md, "Web service")
+    assert versions and all(c.endswith("_history") for c in versions)
+    assert not any(c.endswith("_history") for c in current)
+    served = current | versions
     assert temp is False  # the service works without TEMPORARY (schema web, revision 0026)
     assert "pub.parcel_balance" in served and "pub.severity_style" in served
     assert served == readable
@@ -274,16 +280,30 @@ def test_serve_refuses_a_login_that_can_write(web_server) -> None:
     assert len(out.stderr.strip().splitlines()) == 1
 
 
-def test_a_wider_login_serves_after_set_role_to_rulem_gis(web_server, tmp_path) -> None:
-    """--set-role rulem_gis: a login that could write serves, switched to the reader on every
-    connection, and sees exactly what rulem_gis sees."""
-    proc, base, _ = start_serve(web_server.url, tmp_path / "serve.log",
-                                ("--set-role", "rulem_gis"))
+def test_a_noinherit_login_serves_after_set_role_to_rulem_gis(web_server, admin_url,
+                                                              tmp_path) -> None:
+    """--set-role rulem_gis: a login in rulem_gis that does not inherit its rights serves,
+    switched to the reader on every connection, and sees exactly what rulem_gis sees (a
+    wider login is refused: tests/test_web_attack.py)."""
+    user = f"t_web_noinherit_{tmp_path.name[-8:]}".replace("-", "_").lower()
+    eng = sa.create_engine(admin_url.set(database="postgres"), isolation_level="AUTOCOMMIT")
     try:
-        wide = {c["id"] for c in httpx.get(base + "/collections", params={"limit": 1000},
-                                           timeout=60).json()["collections"]}
+        with eng.connect() as conn:
+            conn.execute(sa.text(f"CREATE ROLE {user} LOGIN NOINHERIT PASSWORD 'n0inherit' "
+                                 "IN ROLE rulem_gis"))
+        url = sa.engine.make_url(web_server.gis_url).set(
+            username=user, password="n0inherit").render_as_string(hide_password=False)
+        proc, base, _ = start_serve(url, tmp_path / "serve.log", ("--set-role", "rulem_gis"))
+        try:
+            wide = {c["id"] for c in httpx.get(base + "/collections",
+                                               params={"limit": 1000},
+                                               timeout=60).json()["collections"]}
+        finally:
+            stop_serve(proc)
     finally:
-        stop_serve(proc)
+        with eng.connect() as conn:
+            conn.execute(sa.text(f"DROP ROLE IF EXISTS {user}"))
+        eng.dispose()
     ours = {c["id"] for c in get(web_server, "/collections",
                                  params={"limit": 1000}).json()["collections"]}
     assert wide == ours

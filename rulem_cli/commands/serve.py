@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from rulem_db.config import redact
 
@@ -23,8 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "in a container)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     p.add_argument("--set-role", metavar="ROLE",
-                   help="SET ROLE to this (e.g. rulem_gis) on every connection, for a login "
-                        "that is more than a reader")
+                   help="SET ROLE to this (e.g. rulem_gis) on every connection, for a NOINHERIT "
+                        "login in it; a login that could switch back to anything wider "
+                        "(a superuser, a writer) is refused")
     p.add_argument("--plan-area", metavar="CODE",
                    help="the plan area the screen answers for (default: the first)")
     p.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
@@ -43,7 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rulem_web import login
+    from rulem_web.guard import valid_prefix
 
+    if not valid_prefix(args.root_path or "/"):
+        print(f"rulem-db serve: --root-path {args.root_path[:60]!r} is not a path of letters, "
+              "digits and . _ ~ -", file=sys.stderr)
+        return 2
     url = args.db or os.environ.get("RULEM_DATABASE_URL")
     if not url:  # the embedded default: its own web login, made here if missing
         url = login.embedded_reader_url()
