@@ -131,7 +131,7 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
     SELECT * FROM pg_temp.check_evaluation e
     WHERE (e.permit_id IS NULL AND p_district)
        OR (e.permit_id IS NOT NULL
-           AND (p_permit_ids IS NULL OR e.permit_id = ANY (p_permit_ids)))
+           AND (p_permit_ids IS NULL OR e.permit_id IN (SELECT unnest(p_permit_ids))))
   ), f AS (
     INSERT INTO checks.finding (run_id, plan_area_id, paragraph, check_code, severity,
                                 permit_id, parcel_id, feature_id, measured_value, limit_value,
@@ -144,7 +144,7 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
   ), scope AS (
     SELECT ps.permit_id FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_ids IS NULL OR ps.permit_id = ANY (p_permit_ids))
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   ), ranked AS (
     -- the worst evaluation of each permit and check: a failure first, then a case not
     -- evaluated, then by the measure; among equals the first feature, parcel and message,
