@@ -95,6 +95,18 @@ COMMENT ON FUNCTION checks.evaluator(text) IS
   'The check function a catalogue row names (evaluated_by), when it takes (integer, bigint[]) '
   'or (integer, bigint) and returns SETOF checks.evaluation; NULL otherwise.';
 
+-- Whether a set of permits handed to a check function of the set form asks for the cases
+-- without a permit too (District projects, the plan area: the checks registered with
+-- district_cases): NULL asks for every permit and those; a set holding a NULL element asks for
+-- its permits and those (an incremental run that evaluates the District projects again).
+CREATE OR REPLACE FUNCTION checks.with_district(p_permit_ids bigint[]) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT p_permit_ids IS NULL OR array_position(p_permit_ids, NULL) IS NOT NULL
+$$;
+COMMENT ON FUNCTION checks.with_district(bigint[]) IS
+  'Whether a check function''s set of permits asks for the cases without a permit too (NULL, '
+  'or a set holding a NULL element).';
+
 -- Whether a check function takes a set of permits (bigint[]) rather than one (bigint).
 CREATE OR REPLACE FUNCTION checks.evaluates_set(p_fn regprocedure) RETURNS boolean
 LANGUAGE sql STABLE AS $$
@@ -132,8 +144,8 @@ COMMENT ON FUNCTION checks.finish_registration(text) IS
 REVOKE ALL ON FUNCTION checks.evaluator(text), checks.evaluates_set(regprocedure),
   checks.finish_registration(text), checks.register_check() FROM PUBLIC;
 REVOKE ALL ON checks.registration FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION checks.evaluator(text), checks.evaluates_set(regprocedure)
-  TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.evaluator(text), checks.evaluates_set(regprocedure),
+  checks.with_district(bigint[]) TO rulem_etl;
 
 GRANT USAGE ON TYPE checks.evaluation TO rulem_etl;
 GRANT SELECT ON checks.rule_check TO rulem_etl;

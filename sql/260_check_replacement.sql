@@ -62,8 +62,10 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     LEFT JOIN checks.permit_site ps ON ps.permit_id = r.permit_id
     CROSS JOIN LATERAL (SELECT coalesce(ps.baseline_on, r.status_on, current_date) AS on_date) x
     WHERE r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
-      AND (ps.permit_id IS NOT NULL OR (r.permit_id IS NULL AND p_permit_ids IS NULL))
-      AND (p_permit_ids IS NULL OR r.permit_id IN (SELECT unnest(p_permit_ids)))
+      AND (ps.permit_id IS NOT NULL
+           OR (r.permit_id IS NULL AND checks.with_district(p_permit_ids)))
+      AND (p_permit_ids IS NULL OR r.permit_id IS NULL
+           OR r.permit_id IN (SELECT unnest(p_permit_ids)))
   ), heritage_impact AS (
     SELECT i.permit_id, i.impact_id, i.kind, i.threshold, i.tol_m2,
            ledger.meet(i.geom, i.heritage) AS part  -- NULL: none (sql/100)

@@ -39,8 +39,10 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     CROSS JOIN LATERAL (SELECT coalesce(ps.baseline_on, r.status_on, current_date) AS on_date) x
     LEFT JOIN core.feature f ON f.feature_id = r.replacement_id
     WHERE r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id AND r.component = 'wetland'
-      AND (ps.permit_id IS NOT NULL OR (r.permit_id IS NULL AND p_permit_ids IS NULL))
-      AND (p_permit_ids IS NULL OR r.permit_id IN (SELECT unnest(p_permit_ids)))
+      AND (ps.permit_id IS NOT NULL
+           OR (r.permit_id IS NULL AND checks.with_district(p_permit_ids)))
+      AND (p_permit_ids IS NULL OR r.permit_id IS NULL
+           OR r.permit_id IN (SELECT unnest(p_permit_ids)))
       AND ledger.status_rank(r.status) >= ledger.status_rank(
             core.param_text(p_plan_area_id, 'counted_credit_status', x.on_date))
   ), failed AS (

@@ -49,7 +49,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
            pl.credit_proposed_acres, pl.credit_constructed_acres,
            checks.pending_statuses(p_plan_area_id, current_date)
     FROM pub.plan_balance pl
-    WHERE pl.plan_area_id = p_plan_area_id AND p_permit_ids IS NULL
+    WHERE pl.plan_area_id = p_plan_area_id AND checks.with_district(p_permit_ids)
   ), b AS (
     SELECT x.*, x.required_acres - x.credit_acres AS short,
            CASE WHEN 'proposed' = ANY (x.pending_statuses) THEN x.credit_proposed_acres

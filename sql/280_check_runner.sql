@@ -31,29 +31,32 @@ WHERE c.retired_at IS NULL AND checks.evaluator(c.evaluated_by) IS NULL;
 -- bigint[]; NULL: every permit). A function of the set form, f(integer, bigint[]), is called
 -- once with them all; one of the one-permit form, f(integer, bigint), once per permit (or
 -- once with NULL), so a check written in either form runs (docs/checks.md, "Performance").
--- With p_district only the functions that also evaluate cases without a permit, called
--- plan-wide and kept to those cases. NULL when no check is registered.
+-- $2 may hold a NULL element: the set form then evaluates the cases without a permit too
+-- (checks.with_district). With p_district: the query that evaluates those cases for the
+-- functions of the one-permit form registered with them, called plan-wide and kept to those
+-- cases. NULL when no check is registered.
 CREATE OR REPLACE FUNCTION checks.evaluation_query(p_district boolean DEFAULT false)
 RETURNS text LANGUAGE sql STABLE AS $$
-  SELECT string_agg(format(CASE WHEN p_district AND f.set_form
-                                THEN 'SELECT e.* FROM %s($1, NULL::bigint[]) e '
-                                     'WHERE e.permit_id IS NULL'
-                                WHEN p_district
+  SELECT string_agg(format(CASE WHEN p_district
                                 THEN 'SELECT e.* FROM %s($1, NULL::bigint) e '
                                      'WHERE e.permit_id IS NULL'
                                 WHEN f.set_form
                                 THEN 'SELECT * FROM %s($1, $2)'
                                 ELSE 'SELECT e.* FROM (SELECT NULL::bigint AS id '
-                                     'WHERE $2 IS NULL UNION ALL SELECT unnest($2)) p '
+                                     'WHERE $2 IS NULL UNION ALL SELECT x.id '
+                                     'FROM unnest($2) x(id) WHERE x.id IS NOT NULL) p '
                                      'CROSS JOIN LATERAL %s($1, p.id) e' END, f.fn),
                     E'\nUNION ALL ' ORDER BY f.first_sort, f.fn)
   FROM (SELECT format('%I.%I', n.nspname, p.proname) AS fn, min(c.sort_order) AS first_sort,
-               bool_and(checks.evaluates_set(p.oid)) AS set_form
+               bool_and(checks.evaluates_set(p.oid)) AS set_form,
+               bool_or(c.district_cases) AS district_cases
         FROM checks.current_checks() c
         JOIN pg_catalog.pg_proc p ON p.oid = checks.evaluator(c.evaluated_by)
         JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-        WHERE c.district_cases OR NOT p_district
         GROUP BY 1) f
+  -- the cases without a permit alone: only the one-permit form needs a call of its own (a
+  -- set-form function gets them with its permits: checks.with_district)
+  WHERE NOT p_district OR (f.district_cases AND NOT f.set_form)
 $$;
 COMMENT ON FUNCTION checks.evaluation_query(boolean) IS
   'SQL that evaluates every current check for a plan area ($1) and permits ($2, bigint[]; '
@@ -102,12 +105,16 @@ BEGIN
   INSERT INTO checks.buffer_site_cache (xact, plan_area_id, permit_id, baseline_on, parcels,
                                         edge, wetland, central, buffer, own_buffer, effective)
   SELECT v_xact, p_plan_area_id, s.* FROM checks.buffer_site_of(p_plan_area_id, p_permit_ids) s;
-  IF q_all IS NOT NULL AND (p_permit_ids IS NULL OR cardinality(p_permit_ids) > 0) THEN
-    EXECUTE q_all USING p_plan_area_id, p_permit_ids;
+  IF q_all IS NOT NULL AND (p_permit_ids IS NULL OR cardinality(p_permit_ids) > 0
+                            OR p_district) THEN
+    -- with p_district, a NULL element asks the set-form functions for the District projects
+    -- (the 7(c) checks) and the plan area (7(b)) too
+    EXECUTE q_all USING p_plan_area_id, CASE WHEN p_permit_ids IS NOT NULL AND p_district
+                                             THEN p_permit_ids || NULL::bigint
+                                             ELSE p_permit_ids END;
   END IF;
   IF p_permit_ids IS NOT NULL AND p_district AND q_district IS NOT NULL THEN
-    -- District projects (the 7(c) checks) and the plan area (7(b)): the checks registered
-    -- with district_cases
+    -- the same of the functions of the one-permit form
     EXECUTE q_district USING p_plan_area_id;
   END IF;
   DELETE FROM checks.buffer_site_cache c WHERE c.xact = v_xact;

@@ -98,6 +98,7 @@ DECLARE
   has_permit boolean;
   has_geom boolean;
   v_reach boolean := false;
+  v_cols text;
 BEGIN
   SELECT coalesce(array_agg(DISTINCT w.table_name ORDER BY w.table_name), '{}') INTO v_tables
   FROM ops.layer_write w WHERE w.written_at >= p_since;
@@ -110,10 +111,9 @@ BEGIN
                 'core.tr55_cover', 'core.plan_area', 'checks.rule_check')
        OR (x LIKE 'core.%' AND x <> 'core.feature'
            AND to_regclass(x) IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM information_schema.columns c
-                           WHERE c.table_schema = 'core'
-                             AND c.table_name = split_part(x, '.', 2)
-                             AND c.column_name = 'valid_from')));
+           AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                           WHERE a.attrelid = to_regclass(x) AND a.attname = 'valid_from'
+                             AND NOT a.attisdropped)));
   IF cardinality(v_global) > 0 THEN
     RETURN QUERY SELECT 'all'::text, NULL::bigint,
                         'written since the run before: ' || array_to_string(v_global, ', ');
@@ -158,14 +158,20 @@ BEGIN
   FOREACH t IN ARRAY v_tables LOOP
     CONTINUE WHEN t NOT LIKE 'core.%' OR t = 'core.feature';
     v_layer := split_part(t, '.', 2);
-    SELECT bool_or(c.column_name = 'permit_id'), bool_or(c.column_name = 'geom')
-      INTO has_permit, has_geom
-    FROM information_schema.columns c
-    WHERE c.table_schema = 'core' AND c.table_name = v_layer;
+    -- its columns, the geometry as its box: every test of a changed place below is one of
+    -- boxes (&&), and copying a wetland complex's thousands of vertices three times cost more
+    -- than the rest of the step
+    SELECT bool_or(a.attname = 'permit_id'), bool_or(a.attname = 'geom'),
+           string_agg(CASE WHEN a.attname = 'geom' THEN 'ST_Envelope(geom) AS geom'
+                           ELSE quote_ident(a.attname) END, ', ' ORDER BY a.attnum)
+      INTO has_permit, has_geom, v_cols
+    FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = t::regclass AND a.attnum > 0 AND NOT a.attisdropped;
 
     -- versions opened or closed since p_since
-    EXECUTE format('CREATE TEMP TABLE changed_rows ON COMMIT DROP AS SELECT * FROM core.%I '
-                   'WHERE plan_area_id = $1 AND (valid_from >= $2 OR valid_to >= $2)', v_layer)
+    EXECUTE format('CREATE TEMP TABLE changed_rows ON COMMIT DROP AS SELECT %s FROM core.%I '
+                   'WHERE plan_area_id = $1 AND (valid_from >= $2 OR valid_to >= $2)',
+                   v_cols, v_layer)
       USING p_plan_area_id, p_since;
 
     IF v_layer = 'permit' THEN
@@ -220,7 +226,7 @@ BEGIN
       v_reach := true;
     ELSIF v_layer = 'functional_assessment' THEN  -- 3(e): the wetlands on the parcels
       INSERT INTO pg_temp.all_changed_place
-      SELECT v_layer, w.geom FROM pg_temp.changed_rows c
+      SELECT v_layer, ST_Envelope(w.geom) FROM pg_temp.changed_rows c
       JOIN core.wetland w ON w.wetland_id = c.wetland_id AND w.valid_to IS NULL;
       v_reach := true;
     END IF;
@@ -287,8 +293,9 @@ COMMENT ON FUNCTION checks.recheck_places() IS
   'features of the kinds listed, widened by feature_widen m) a change of the layer reaches.';
 
 -- The network a change of wetland, delineation or ditch touches (6(a)): the current wetlands
--- and ditches connected by touching to the changed places p_start (old and new versions, a
--- delineation's study areas), and whether it reaches a central wetland seed. Searched on the
+-- and ditches connected by touching to the changed places p_start (the boxes of old and new
+-- versions, of a delineation's study areas: more than the places, never less), and whether
+-- it reaches a central wetland seed. Searched on the
 -- features' own geometry: every wetland layer as of any date, and every permit's post-project
 -- wetland, is inside it (clipping and fill only take away), so the network of any of them
 -- that holds a changed place lies in what is found here. The search stops at a seed: what
@@ -338,7 +345,8 @@ COMMENT ON FUNCTION checks.touching_network(integer, geometry[]) IS
   'Current wetlands and ditches connected by touching to some places, and whether the '
   'network reaches a central wetland seed (6(a)).';
 
--- The permits the changed places (pg_temp.all_changed_place: layer, old or new geometry) of
+-- The permits the changed places (pg_temp.all_changed_place: layer, box of the old or new
+-- geometry) of
 -- an incremental run reach (checks.recheck_places), and, for wetland, delineation and ditch,
 -- those whose central wetland (6(a)) the change can move: added to pg_temp.recheck. Every
 -- search goes from the changed places through a spatial index, so the cost follows what
@@ -362,11 +370,12 @@ BEGIN
 
   -- the permits' own features of the kinds each change is compared with
   FOR f IN
-    SELECT c.table_name FROM information_schema.columns c
-    WHERE c.table_schema = 'core' AND c.column_name = 'permit_id'
-      AND EXISTS (SELECT 1 FROM information_schema.columns g
-                  WHERE g.table_schema = 'core' AND g.table_name = c.table_name
-                    AND g.column_name = 'geom')
+    SELECT c.relname::text FROM pg_catalog.pg_class c
+    WHERE c.relnamespace = 'core'::regnamespace AND c.relkind = 'r'
+      AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                  WHERE a.attrelid = c.oid AND a.attname = 'permit_id' AND NOT a.attisdropped)
+      AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                  WHERE a.attrelid = c.oid AND a.attname = 'geom' AND NOT a.attisdropped)
     ORDER BY 1
   LOOP
     CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_temp.change_rule r
