@@ -125,6 +125,53 @@ COMMENT ON FUNCTION checks.evaluate(integer, bigint[], boolean) IS
   'Evaluates every check for some permits of a plan area (NULL: all, with the District '
   'projects) into the temporary table check_evaluation; returns the evaluations.';
 
+-- A run's worker sessions (rulem_db.checks, --workers; docs/checks.md, "Performance"): each
+-- evaluates its share of the permits on the snapshot the run exported and leaves the
+-- evaluations in checks.evaluation_stage under the run's stage id; the run's own session
+-- takes them back into pg_temp.check_evaluation (checks.take_staged) and records them.
+CREATE OR REPLACE FUNCTION checks.stage_evaluations(p_stage_id uuid, p_plan_area_id integer,
+                                                    p_permit_ids bigint[],
+                                                    p_district boolean DEFAULT false)
+RETURNS integer LANGUAGE plpgsql VOLATILE SET jit = off AS $$
+DECLARE
+  n integer;
+BEGIN
+  PERFORM checks.evaluate(p_plan_area_id, p_permit_ids, p_district);
+  INSERT INTO checks.evaluation_stage (stage_id, paragraph, check_code, severity, permit_id,
+                                       parcel_id, feature_id, passed, measured_value,
+                                       limit_value, unit, message, geom)
+  SELECT p_stage_id, e.* FROM pg_temp.check_evaluation e;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  DROP TABLE pg_temp.check_evaluation;
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION checks.stage_evaluations(uuid, integer, bigint[], boolean) IS
+  'A worker of a check run: evaluates some permits (checks.evaluate) into '
+  'checks.evaluation_stage under the run''s stage id; returns the evaluations.';
+
+CREATE OR REPLACE FUNCTION checks.take_staged(p_stage_id uuid) RETURNS integer
+LANGUAGE plpgsql VOLATILE SET jit = off AS $$
+DECLARE
+  n integer;
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.check_evaluation;
+  CREATE TEMP TABLE check_evaluation (LIKE checks.evaluation) ON COMMIT DROP;
+  WITH taken AS (
+    DELETE FROM checks.evaluation_stage s WHERE s.stage_id = p_stage_id RETURNING s.*
+  )
+  INSERT INTO pg_temp.check_evaluation
+  SELECT t.paragraph, t.check_code, t.severity, t.permit_id, t.parcel_id, t.feature_id,
+         t.passed, t.measured_value, t.limit_value, t.unit, t.message, t.geom
+  FROM taken t;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  -- rows a failed run left behind (its session ended before taking them) are of no use
+  DELETE FROM checks.evaluation_stage s WHERE s.staged_at < now() - interval '1 day';
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION checks.take_staged(uuid) IS
+  'The run''s own session: moves its workers'' evaluations from checks.evaluation_stage into '
+  'pg_temp.check_evaluation (and drops what failed runs left a day ago or more).';
+
 -- Record pg_temp.check_evaluation in run p_run_id: failures as findings, one outcome per
 -- permit in scope (p_permit_ids, NULL: every permit the checks look at) and current check
 -- (a retired one gets none), with the worst evaluation; with p_district the District
@@ -267,14 +314,19 @@ REVOKE ALL ON FUNCTION checks.current_checks(), checks.evaluation_query(boolean)
   checks.all_evaluations(integer, bigint[]), checks.evaluate(integer, bigint[], boolean),
   checks.record_evaluations(bigint, integer, bigint[], boolean), checks.finish_run(bigint),
   checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
-  checks.run_checks(integer, bigint, jsonb) FROM PUBLIC;
+  checks.run_checks(integer, bigint, jsonb),
+  checks.stage_evaluations(uuid, integer, bigint[], boolean), checks.take_staged(uuid)
+  FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION checks.current_checks(), checks.evaluation_query(boolean),
   checks.all_evaluations(integer, bigint[]),
   checks.evaluate(integer, bigint[], boolean),
   checks.record_evaluations(bigint, integer, bigint[], boolean), checks.finish_run(bigint),
   checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
-  checks.run_checks(integer, bigint, jsonb) TO rulem_etl;
+  checks.run_checks(integer, bigint, jsonb),
+  checks.stage_evaluations(uuid, integer, bigint[], boolean), checks.take_staged(uuid)
+  TO rulem_etl;
 GRANT SELECT, INSERT ON checks.run, checks.finding, checks.outcome TO rulem_etl;
 GRANT SELECT, INSERT, DELETE ON checks.buffer_site_cache TO rulem_etl;
+GRANT SELECT, INSERT, DELETE ON checks.evaluation_stage TO rulem_etl;
 GRANT UPDATE ON checks.run TO rulem_etl;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA checks TO rulem_etl;
