@@ -39,7 +39,12 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from demo import DEMO_PLAN_AREA  # noqa: E402
 from rulem_db import db  # noqa: E402
 
-PREFIX = "rulem_bench_run"
+# Scratch databases: rulem_bench_run_*, or a longer prefix of one's own (RULEM_BENCH_PREFIX,
+# e.g. rulem_bench_run_mine) so that two people's harnesses on one cluster never share a
+# template or a work database.
+PREFIX = os.environ.get("RULEM_BENCH_PREFIX", "rulem_bench_run")
+if not PREFIX.startswith("rulem_bench_run"):
+    raise SystemExit(f"RULEM_BENCH_PREFIX must start with rulem_bench_run, not {PREFIX!r}")
 SRID = 26915
 
 
@@ -146,8 +151,8 @@ def _maintenance() -> Iterator[sa.Connection]:
 
 
 def _check_name(name: str) -> None:
-    if not name.startswith(PREFIX):
-        raise ValueError(f"benchmark databases are named {PREFIX}_*; refusing {name!r}")
+    if not name.startswith("rulem_bench_run"):
+        raise ValueError(f"benchmark databases are named rulem_bench_run*; refusing {name!r}")
 
 
 def create_database(name: str, template: str | None = None) -> str:

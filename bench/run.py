@@ -40,7 +40,10 @@ Figures:
    replacements changed, each vs the full recompute (targets: nothing new < 10 %, --full <= 4x,
    1 % changed <= 3x); each run in
    a child process stopped after --nightly-budget seconds (then the checks of one permit are
-   timed, to tell how long the plan-wide check run would take);
+   timed, to tell how long the plan-wide check run would take); then a --full night on the
+   1 % night's data, whose findings and outcomes the 1 % night's must equal row for row, the
+   share of the 1 % night its comparison and report take (target < 10 %), and a full check
+   run on 1 session vs 2 (`--workers`: what more cores give);
 6. pub.parcel_balance looked up by PIN and pub.plan_balance, p50 and p95 with 8 concurrent
    clients (threads, one connection each) vs 1 client (target: lookup p95 < 10 ms);
 7. peak RSS of the ingest process for a file 10 x larger vs the N-polygon one (target: flat,
@@ -128,6 +131,7 @@ class Run:
     full_recompute_s: float | None = None
     databases: list[str] = field(default_factory=list)
     server: str | None = None  # PostgreSQL, PostGIS, GEOS and settings, from the first database
+    repeat: int = 3  # --repeat
 
     def database(self, suffix: str) -> str:
         name = f"{common.PREFIX}_{self.size.name}_{suffix}"
@@ -447,6 +451,8 @@ def bench_nightly(run: Run, url: str, budget_s: float) -> None:
     _, changed = timed("1 % of parcels, wetlands, impacts, replacements changed", change)
     print("    " + ", ".join(f"{v:,} {k}" for k, v in changed.items()))
     busy = nightly("nightly run, 1 % changed")
+    # the same data checked in full: the 1 % night's findings must be the --full night's
+    busy_full = nightly("nightly run after the 1 % change, --full", full=True)
 
     def cell(got: common.ChildNightly) -> tuple[str, str, bool]:
         if got.error:
@@ -466,6 +472,91 @@ def bench_nightly(run: Run, url: str, budget_s: float) -> None:
         times = f"{got.seconds / full:.1f}x" if done else ""
         run.rows.append(Row(label, ours, f"full recompute {_s(full)}", times,
                             f"<= {limit:.0f}x", done and got.seconds / full <= limit))
+    both = all(g.finished and not g.error for g in (busy, busy_full))
+    if both:
+        diff, rows = _check_run_difference(url, busy.run_id, busy_full.run_id)
+        rechecked = _rechecked(url, busy.run_id)
+        run.rows.append(Row(
+            "1 % night's findings and outcomes vs a --full night on the same data",
+            f"{diff:,} rows differ ({rechecked})", f"{rows:,} rows", "", "identical",
+            diff == 0))
+        steps = _steps(url, busy.run_id)
+        report = steps["total"] - steps["ledger"] - steps["checks"]
+        run.rows.append(Row(
+            "comparison and report of the 1 % night", _s(report),
+            f"the night {_s(steps['total'])}", f"{100 * report / steps['total']:.0f} %",
+            "< 10 %", report / steps["total"] < 0.10))
+    bench_check_workers(run, url)
+
+
+def _steps(url: str, run_id: int) -> dict[str, float]:
+    """A nightly run's total, ledger and check seconds (see _step_times)."""
+    with db.connect(url) as conn:
+        r = conn.execute(sa.text(
+            "SELECT extract(epoch FROM o.finished_at - o.started_at) AS total, "
+            "       extract(epoch FROM l.finished_at - l.started_at) AS ledger, "
+            "       CASE WHEN c.started_at >= o.started_at "
+            "            THEN extract(epoch FROM c.finished_at - c.started_at) ELSE 0 END "
+            "         AS checks "
+            "FROM ops.run o LEFT JOIN ledger.run l ON l.run_id = o.ledger_run_id "
+            "LEFT JOIN checks.run c ON c.run_id = o.check_run_id WHERE o.run_id = :r"),
+            {"r": run_id}).mappings().one()
+    return {k: float(v or 0) for k, v in r.items()}
+
+
+def _rechecked(url: str, run_id: int) -> str:
+    """How many permits a nightly run's check run evaluated again, in words."""
+    with db.connect(url) as conn:
+        r = conn.execute(sa.text(
+            "SELECT c.rechecked_count, c.permit_count, c.base_run_id FROM ops.run o "
+            "JOIN checks.run c ON c.run_id = o.check_run_id WHERE o.run_id = :r"),
+            {"r": run_id}).one()
+    if r.base_run_id is None:
+        return f"every one of {r.permit_count:,} permits evaluated"
+    return f"{r.rechecked_count:,} of {r.permit_count:,} permits evaluated again"
+
+
+# What is compared of two check runs: everything but the ids the runs gave their rows.
+_RUN_ROWS = (
+    "SELECT 'f', f.paragraph, f.check_code, f.severity, f.permit_id, f.parcel_id, "
+    "f.feature_id, f.measured_value, f.limit_value, f.unit, f.message, "
+    "md5(ST_AsEWKB(f.geom)) FROM checks.finding f WHERE f.run_id = {c} "
+    "UNION ALL SELECT 'o', o.paragraph, o.check_code, o.outcome, o.permit_id, NULL, NULL, "
+    "o.measured_value, o.limit_value, o.unit, o.message, "
+    "o.evaluated_count || '/' || o.finding_count FROM checks.outcome o WHERE o.run_id = {c}")
+
+
+def _check_run_difference(url: str, run_a: int, run_b: int) -> tuple[int, int]:
+    """(rows that differ, rows of b) between the check runs of two nightly runs."""
+    with db.connect(url) as conn:
+        a, b = conn.execute(sa.text(
+            "SELECT (SELECT check_run_id FROM ops.run WHERE run_id = :a), "
+            "(SELECT check_run_id FROM ops.run WHERE run_id = :b)"),
+            {"a": run_a, "b": run_b}).one()
+        x, y = _RUN_ROWS.format(c=int(a)), _RUN_ROWS.format(c=int(b))
+        return tuple(conn.execute(sa.text(
+            f"SELECT (SELECT count(*) FROM (({x}) EXCEPT ALL ({y})) d) "
+            f"+ (SELECT count(*) FROM (({y}) EXCEPT ALL ({x})) e), "
+            f"(SELECT count(*) FROM ({y}) n)")).one())  # type: ignore[return-value]
+
+
+def bench_check_workers(run: Run, url: str) -> None:
+    """A full check run on 1 session and on 2 (checks.run_checks(workers=...)): what more
+    cores give. Median of --repeat (at most 3) alternating runs each."""
+    from rulem_db import checks
+
+    seconds: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(max(1, min(run.repeat, 3))):
+        for workers in (1, 2):
+            t, _ = timed(f"checks of every permit, {workers} session(s)",
+                         lambda w=workers: checks.run_checks(url, workers=w))
+            seconds[workers].append(t)
+    one, two = (statistics.median(seconds[w]) for w in (1, 2))
+    run.rows.append(Row("checks of every permit on 2 sessions (--workers 2)", _s(two),
+                        f"1 session {_s(one)}", f"{one / two:.2f}x faster", "(more cores: "
+                        "faster)", None))
+    run.notes.append("checks of every permit, alternating runs, 1 / 2 sessions: " + ", ".join(
+        f"{a:.2f} / {b:.2f} s" for a, b in zip(seconds[1], seconds[2], strict=True)))
 
 
 def _checks_one_permit(url: str) -> float:
@@ -744,7 +835,8 @@ def main(argv: list[str] | None = None, results: Path | None = None) -> int:
         parser.error("the standby section needs --standby URL (a hot standby of the cluster: "
                      "rulem-db db standby create)")
     size = common.SIZES[args.size]
-    run = Run(size, Path(tempfile.mkdtemp(prefix="rulem-bench-run-")), args.keep, args.seed)
+    run = Run(size, Path(tempfile.mkdtemp(prefix="rulem-bench-run-")), args.keep, args.seed,
+              repeat=args.repeat)
     started = time.perf_counter()
     started_at = dt.datetime.now(dt.UTC)
     machine_start = common.machine()

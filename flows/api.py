@@ -83,11 +83,15 @@ class ChecksOutcome:
     text: str
 
 
-def run_checks(url: str, plan_area: str, full: bool = False) -> ChecksOutcome:
+def run_checks(url: str, plan_area: str, full: bool = False,
+               workers: int | None = None) -> ChecksOutcome:
     """Run the rule checks of the plan area (rulem_db.checks.run_checks, which records the run,
     its findings and the outcome per permit and check): only the permits whose inputs changed
-    since the last plan-wide run, the others carried over; full=True evaluates every permit."""
-    from rulem_db import checks
+    since the last plan-wide run, the others carried over; full=True evaluates every permit.
+    workers: sessions evaluating at once, as many as the recompute's (ledger.DEFAULT_WORKERS)
+    when not given."""
+    from rulem_db import checks, ledger
 
-    summary = checks.run_checks(url, plan_area=plan_area, since_last=not full)
+    summary = checks.run_checks(url, plan_area=plan_area, since_last=not full,
+                                workers=ledger.DEFAULT_WORKERS if workers is None else workers)
     return ChecksOutcome(summary.run_id, summary.findings, str(summary))

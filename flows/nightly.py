@@ -292,15 +292,20 @@ def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_
 
 
 def _read_parcels_ahead(url: str, run_id: int, plan: runs.PlanArea) -> None:
-    """When the balances moved since the previous run (its report will show every parcel),
-    read the parcel layer in a thread while the checks keep the database busy: the report
-    takes it if the snapshot saw the same balances (rulem_db.reports.prefetch). A courtesy:
-    any failure here leaves the report to read the parcels itself."""
+    """When the balances moved since the previous run (its report will show every parcel) of
+    a plan area whose maps draw every parcel's polygon, read the parcel layer in a thread
+    while the checks keep the database busy: the report takes it if the snapshot saw the
+    same balances (rulem_db.reports.prefetch). A courtesy: any failure here leaves the report
+    to read the parcels itself."""
     from rulem_db.reports import prefetch
+    from rulem_db.reports.run import drawn_as_vectors, parcel_count
 
     try:
         with dbmod.connect(url) as conn:
-            moved = prefetch.balances_moved(conn, run_id)
+            # a large plan area's report reads no parcel polygons (the kept raster is
+            # redrawn where parcels changed: rulem_db.reports.tiles)
+            moved = (prefetch.balances_moved(conn, run_id)
+                     and drawn_as_vectors(parcel_count(conn, plan.plan_area_id)))
         if moved:
             prefetch.start(url, run_id, plan.plan_area_id)
     except Exception as exc:  # never fails the run

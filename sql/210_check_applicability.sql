@@ -8,22 +8,35 @@
 -- does not need a Rule M permit. pub.screen_footprint answers the same question for a proposed
 -- footprint before any application exists.
 
+-- p_plan and p_wetland: the CWMP area boundary and the disturbed part of the baseline
+-- wetland (an empty geometry for none) when the caller has them: checks.applicability reads
+-- the boundary once and the baseline wetland of all its permits in one call, where each
+-- permit reading them again made the check run grow with the square of the plan area (the
+-- boundary's union and an unprepared overlay with it per permit; docs/checks.md,
+-- "Performance"). NULL: read here. No SET clause, so that a caller's query inlines the
+-- function: its tests against the repeated boundary then reuse GEOS's prepared geometry.
+DROP FUNCTION IF EXISTS checks.applicability_triggers(integer, date, geometry, geometry, geometry);
 CREATE OR REPLACE FUNCTION checks.applicability_triggers(p_plan_area_id integer, p_on date,
                                                          p_disturbance geometry,
                                                          p_impervious geometry,
-                                                         p_grading geometry)
+                                                         p_grading geometry,
+                                                         p_plan geometry DEFAULT NULL,
+                                                         p_wetland geometry DEFAULT NULL)
 RETURNS TABLE (wetland_acres numeric, impervious_sqft numeric, grading boolean,
                trigger_sqft numeric, tolerance_m2 numeric, in_plan boolean)
-LANGUAGE sql STABLE SET jit = off AS $$
-  WITH plan AS (SELECT checks.plan_boundary(p_plan_area_id) AS geom),
+LANGUAGE sql STABLE AS $$
+  WITH plan AS (SELECT coalesce(p_plan, checks.plan_boundary(p_plan_area_id)) AS geom),
   wet AS (
     -- the disturbed part of the baseline wetland, from the ledger's wetland pieces near the
     -- footprint (sql/100, 105): the same area as the whole layer's (the pieces of a wetland
     -- union to it), read through an index instead of clipping every wetland of the plan area
     -- (4.8 s per permit on a county-sized plan area, now about 1 ms)
-    SELECT ST_Union(ledger.meet(w.geom, p_disturbance)) AS geom
+    SELECT p_wetland AS geom WHERE p_wetland IS NOT NULL
+    UNION ALL
+    SELECT ST_Union(ledger.meet(w.geom, p_disturbance))
     FROM ledger.baseline_wetland(p_plan_area_id, p_on, p_disturbance) w
-    WHERE p_disturbance IS NOT NULL AND w.geom && p_disturbance
+    WHERE p_wetland IS NULL AND p_disturbance IS NOT NULL AND w.geom && p_disturbance
+    HAVING p_wetland IS NULL  -- one row: the caller's, or this one
   )
   -- ledger.meet (sql/100) skips the overlay when one side lies inside the other: most
   -- footprints lie wholly inside the plan area's large boundary polygon.
@@ -38,22 +51,27 @@ LANGUAGE sql STABLE SET jit = off AS $$
            OR coalesce(ST_Intersects(plan.geom, p_grading), false)
   FROM plan, wet
 $$;
-COMMENT ON FUNCTION checks.applicability_triggers(integer, date, geometry, geometry, geometry) IS
+COMMENT ON FUNCTION checks.applicability_triggers(integer, date, geometry, geometry, geometry,
+                                                  geometry, geometry) IS
   'The three 2(a) measures of a disturbance footprint, new impervious surface and grading that '
   'alters runoff: wetland acres, impervious ft2, grading in the plan area, with the trigger '
-  'and tolerance in force.';
+  'and tolerance in force (p_plan, p_wetland: the boundary and the disturbed baseline wetland '
+  'when the caller has them).';
 
 -- The 2(a) measures of each permit in scope (or one): the three triggers as 0/1 and whether
 -- a Rule M permit is required. check_applicability reports them; the 5(d) check (sql/235)
 -- asks whether the work is "subject to this Rule".
+DROP FUNCTION IF EXISTS checks.applicability(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.applicability(p_plan_area_id integer,
-                                                p_permit_id bigint DEFAULT NULL)
+                                                p_permit_ids bigint[] DEFAULT NULL)
 RETURNS TABLE (permit_id bigint, wetland_acres numeric, impervious_sqft numeric,
                grading boolean, trigger_sqft numeric, i integer, ii integer, iii integer,
                required boolean)
 LANGUAGE sql STABLE SET jit = off AS $$
-  WITH permit AS (
+  WITH plan AS MATERIALIZED (SELECT checks.plan_boundary(p_plan_area_id) AS geom),
+  permit AS MATERIALIZED (
     SELECT ps.permit_id, ps.baseline_on,
+           row_number() OVER (ORDER BY ps.permit_id)::integer AS owner_no,
            (SELECT ST_Union(i.geom) FROM core.impact i
             WHERE i.valid_to IS NULL AND i.permit_id = ps.permit_id) AS impacts,
            (SELECT ST_Union(i.geom) FROM core.impervious i
@@ -64,26 +82,44 @@ LANGUAGE sql STABLE SET jit = off AS $$
               AND g.alters_runoff_to_wetland) AS grading
     FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
+  ), wet AS MATERIALIZED (
+    -- the baseline wetland under every permit's impacts in one call (ledger.baseline_pieces,
+    -- sql/100: the visible study areas once, not once per permit)
+    SELECT b.owner_no, ST_Union(ledger.meet(b.geom, p.impacts)) AS geom
+    FROM ledger.baseline_pieces(
+           p_plan_area_id,
+           ARRAY(SELECT x.owner_no FROM permit x WHERE x.impacts IS NOT NULL ORDER BY 1),
+           ARRAY(SELECT x.baseline_on FROM permit x WHERE x.impacts IS NOT NULL
+                 ORDER BY x.owner_no),
+           ARRAY(SELECT x.impacts FROM permit x WHERE x.impacts IS NOT NULL
+                 ORDER BY x.owner_no)) b
+    JOIN permit p ON p.owner_no = b.owner_no
+    WHERE b.geom && p.impacts
+    GROUP BY b.owner_no
   ), measured AS (
     SELECT p.permit_id, t.*,
            (t.wetland_acres * 4046.8564224 >= t.tolerance_m2)::int AS i,
            (t.impervious_sqft > t.trigger_sqft)::int AS ii,
            t.grading::int AS iii
     FROM permit p
+    CROSS JOIN plan
+    LEFT JOIN wet ON wet.owner_no = p.owner_no
     CROSS JOIN LATERAL checks.applicability_triggers(
-      p_plan_area_id, p.baseline_on, p.impacts, p.impervious, p.grading) t
+      p_plan_area_id, p.baseline_on, p.impacts, p.impervious, p.grading, plan.geom,
+      coalesce(wet.geom, ST_SetSRID('POLYGON EMPTY'::geometry, ST_SRID(plan.geom)))) t
   )
   SELECT m.permit_id, m.wetland_acres, m.impervious_sqft, m.grading, m.trigger_sqft,
          m.i, m.ii, m.iii, m.i + m.ii + m.iii >= 1
   FROM measured m
 $$;
-COMMENT ON FUNCTION checks.applicability(integer, bigint) IS
+COMMENT ON FUNCTION checks.applicability(integer, bigint[]) IS
   '2(a) per permit: the three triggers (0/1) with their measures, and whether a Rule M '
   'permit is required (at least one trigger).';
 
+DROP FUNCTION IF EXISTS checks.check_applicability(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_applicability(p_plan_area_id integer,
-                                                      p_permit_id bigint DEFAULT NULL)
+                                                      p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   SELECT '2(a)', 'applicability', 'warning', m.permit_id, NULL::bigint, NULL::bigint,
          m.i + m.ii + m.iii >= 1, (m.i + m.ii + m.iii)::numeric, 1::numeric, 'triggers',
@@ -95,9 +131,9 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                    CASE WHEN m.grading THEN 'grading alters runoff into a CWMP wetland'
                         ELSE 'no grading altering runoff into a CWMP wetland' END),
          NULL::geometry
-  FROM checks.applicability(p_plan_area_id, p_permit_id) m
+  FROM checks.applicability(p_plan_area_id, p_permit_ids) m
 $$;
-COMMENT ON FUNCTION checks.check_applicability(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_applicability(integer, bigint[]) IS
   '2(a): the triggers each permit meets; a permit meeting none does not need a Rule M permit.';
 
 -- Screening before any application: is a Rule M permit required for this footprint, and why?
@@ -197,8 +233,8 @@ COMMENT ON FUNCTION pub.screen_footprint(text, geometry, geometry, boolean, date
   'one row per trigger with its measure and limit. Geometry in any CRS with an SRID.';
 
 GRANT EXECUTE ON FUNCTION
-  checks.applicability_triggers(integer, date, geometry, geometry, geometry),
-  checks.applicability(integer, bigint), checks.check_applicability(integer, bigint)
+  checks.applicability_triggers(integer, date, geometry, geometry, geometry, geometry, geometry),
+  checks.applicability(integer, bigint[]), checks.check_applicability(integer, bigint[])
   TO rulem_etl;
 REVOKE ALL ON FUNCTION pub.screen_footprint(text, geometry, geometry, boolean, date)
   FROM PUBLIC;

@@ -11,8 +11,9 @@
 --   6(d) vegetation_plan        a permit with a buffer has an approved vegetation plan.
 -- A wetland counts as on the parcels when at least area_tolerance_m2 of it is.
 
+DROP FUNCTION IF EXISTS checks.check_delineation(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_delineation(p_plan_area_id integer,
-                                                    p_permit_id bigint DEFAULT NULL)
+                                                    p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH site AS (
     SELECT ps.*, core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2,
@@ -23,7 +24,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
               AND ps.parcels IS NOT NULL AND d.geom && ps.parcels) AS reviewed
     FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   ), gap AS (
     SELECT site.*,
            CASE WHEN site.reviewed IS NULL THEN site.parcels
@@ -44,34 +45,36 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   CROSS JOIN LATERAL (SELECT g.parcels IS NOT NULL
                              AND coalesce(ST_Area(g.uncovered), 0) < g.tol_m2 AS ok) o
 $$;
-COMMENT ON FUNCTION checks.check_delineation(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_delineation(integer, bigint[]) IS
   '3(e): acres of a permit''s parcels outside every approved, TEP-reviewed delineation.';
 
 -- Wetlands of the baseline layer on a permit's parcels (the delineated wetland of the site).
+DROP FUNCTION IF EXISTS checks.site_wetland(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.site_wetland(p_plan_area_id integer,
-                                               p_permit_id bigint DEFAULT NULL)
+                                               p_permit_ids bigint[] DEFAULT NULL)
 RETURNS TABLE (permit_id bigint, wetland_id bigint, circular39_type text, geom geometry)
 LANGUAGE sql STABLE SET jit = off AS $$
   SELECT ps.permit_id, w.wetland_id, w.circular39_type, w.geom
   FROM checks.permit_site ps
   CROSS JOIN LATERAL core.wetland_layer_near(p_plan_area_id, ps.baseline_on, ps.parcels) w
   WHERE ps.plan_area_id = p_plan_area_id
-    AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+    AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
     AND ps.parcels IS NOT NULL AND w.geom && ps.parcels
     AND ST_Area(ST_Intersection(w.geom, ps.parcels))
         >= core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on)
 $$;
-COMMENT ON FUNCTION checks.site_wetland(integer, bigint) IS
+COMMENT ON FUNCTION checks.site_wetland(integer, bigint[]) IS
   'Wetlands of the baseline wetland layer on each permit''s parcels.';
 
+DROP FUNCTION IF EXISTS checks.check_wetland_records(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_wetland_records(p_plan_area_id integer,
-                                                        p_permit_id bigint DEFAULT NULL)
+                                                        p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH w AS MATERIALIZED (
     SELECT sw.*, NOT EXISTS (
              SELECT 1 FROM core.functional_assessment fa
              WHERE fa.valid_to IS NULL AND fa.wetland_id = sw.wetland_id) AS unassessed
-    FROM checks.site_wetland(p_plan_area_id, p_permit_id) sw
+    FROM checks.site_wetland(p_plan_area_id, p_permit_ids) sw
   ), per_permit AS (
     SELECT w.permit_id, count(*) AS n,
            count(*) FILTER (WHERE w.circular39_type IS NULL) AS untyped,
@@ -94,12 +97,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          p.unassessed_geom
   FROM per_permit p
 $$;
-COMMENT ON FUNCTION checks.check_wetland_records(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_wetland_records(integer, bigint[]) IS
   '3(e): wetlands on a permit''s site without a type determination or a functional '
   'assessment.';
 
+DROP FUNCTION IF EXISTS checks.check_ditch_determination(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_ditch_determination(p_plan_area_id integer,
-                                                            p_permit_id bigint DEFAULT NULL)
+                                                            p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH site AS (
     SELECT ps.*,
@@ -116,7 +120,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
               AND ST_Intersects(d.geom, ps.parcels)) AS undetermined_geom
     FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   )
   SELECT '3(f)', 'ditch_determination', 'error', s.permit_id, NULL::bigint, NULL::bigint,
          s.determined AND s.undetermined = 0,
@@ -130,12 +134,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          s.undetermined_geom
   FROM site s
 $$;
-COMMENT ON FUNCTION checks.check_ditch_determination(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_ditch_determination(integer, bigint[]) IS
   '3(f): missing on-site ditch determination of a permit, and ditches on its parcels without '
   'a determination date.';
 
+DROP FUNCTION IF EXISTS checks.check_vegetation_plan(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_vegetation_plan(p_plan_area_id integer,
-                                                        p_permit_id bigint DEFAULT NULL)
+                                                        p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   SELECT '6(d)', 'vegetation_plan', 'error', ps.permit_id, NULL::bigint, NULL::bigint,
          ps.vegetation_plan_on IS NOT NULL, (ps.vegetation_plan_on IS NULL)::int::numeric,
@@ -147,17 +152,17 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          NULL::geometry
   FROM checks.permit_site ps
   WHERE ps.plan_area_id = p_plan_area_id
-    AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+    AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
     AND EXISTS (SELECT 1 FROM core.buffer b
                 WHERE b.valid_to IS NULL AND b.permit_id = ps.permit_id)
 $$;
-COMMENT ON FUNCTION checks.check_vegetation_plan(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_vegetation_plan(integer, bigint[]) IS
   '6(d): a permit with a buffer has an approved vegetation management plan.';
 
-GRANT EXECUTE ON FUNCTION checks.check_delineation(integer, bigint),
-  checks.site_wetland(integer, bigint), checks.check_wetland_records(integer, bigint),
-  checks.check_ditch_determination(integer, bigint),
-  checks.check_vegetation_plan(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_delineation(integer, bigint[]),
+  checks.site_wetland(integer, bigint[]), checks.check_wetland_records(integer, bigint[]),
+  checks.check_ditch_determination(integer, bigint[]),
+  checks.check_vegetation_plan(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

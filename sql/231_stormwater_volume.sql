@@ -40,8 +40,10 @@ COMMENT ON FUNCTION checks.stormwater_share_base(integer, date) IS
 
 -- The result gained columns (share base, uncovered polygon): a new signature of the same name.
 DROP FUNCTION IF EXISTS checks.stormwater_volumes(integer, bigint);
-CREATE OR REPLACE FUNCTION checks.stormwater_volumes(p_plan_area_id integer,
-                                                     p_permit_id bigint DEFAULT NULL)
+-- The volumes of a set of permits (NULL: all) in one statement; checks.stormwater_volumes
+-- (below) is one permit's, which the published view reads.
+CREATE OR REPLACE FUNCTION checks.stormwater_volumes_of(p_plan_area_id integer,
+                                                        p_permit_ids bigint[])
 RETURNS TABLE (
   permit_id bigint,
   subwatershed_id bigint,
@@ -82,7 +84,7 @@ LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     JOIN core.subwatershed s ON s.permit_id = ps.permit_id AND s.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   ), cover AS (
     SELECT sw.subwatershed_id, lc.cover_class,
            ST_CollectionExtract(ST_Intersection(lc.geom, sw.geom), 3) AS geom
@@ -170,10 +172,50 @@ LANGUAGE sql STABLE SET jit = off AS $$
   LEFT JOIN provided pr USING (subwatershed_id)
   ORDER BY sw.permit_id, sw.subwatershed_id
 $$;
+COMMENT ON FUNCTION checks.stormwater_volumes_of(integer, bigint[]) IS
+  '5(c) per subwatershed: required volume V from TR-55 runoff per (land cover x soil) piece, '
+  'split into V_AB and V_CD, the volume provided by BMP kind, the base of the 20 % shares '
+  '(stormwater_share_base) and the part without land cover.';
+
+CREATE OR REPLACE FUNCTION checks.stormwater_volumes(p_plan_area_id integer,
+                                                     p_permit_id bigint DEFAULT NULL)
+RETURNS TABLE (
+  permit_id bigint,
+  subwatershed_id bigint,
+  name text,
+  area_acres numeric,
+  uncovered_acres numeric,
+  design_storm_in numeric,
+  v_cuft numeric,
+  v_ab_cuft numeric,
+  v_cd_cuft numeric,
+  infiltration_cuft numeric,
+  pretreatment_cuft numeric,
+  biofiltration_cuft numeric,
+  wet_pond_cuft numeric,
+  ab_provided_cuft numeric,
+  cd_provided_cuft numeric,
+  pretreatment_max_share numeric,
+  biofiltration_min_share numeric,
+  has_impervious boolean,
+  infiltration_needs_pretreatment boolean,
+  geom geometry,
+  share_base text,
+  pretreatment_cap_cuft numeric,
+  biofiltration_required_cuft numeric,
+  uncovered geometry,
+  uncovered_m2 double precision,
+  area_tolerance_m2 numeric
+)
+LANGUAGE sql STABLE SET jit = off AS $$
+  SELECT * FROM checks.stormwater_volumes_of(
+    p_plan_area_id, CASE WHEN p_permit_id IS NOT NULL THEN ARRAY[p_permit_id] END)
+$$;
 COMMENT ON FUNCTION checks.stormwater_volumes(integer, bigint) IS
   '5(c) per subwatershed: required volume V from TR-55 runoff per (land cover x soil) piece, '
   'split into V_AB and V_CD, the volume provided by BMP kind, the base of the 20 % shares '
   '(stormwater_share_base) and the part without land cover.';
 
 GRANT EXECUTE ON FUNCTION checks.stormwater_share_base(integer, date),
+  checks.stormwater_volumes_of(integer, bigint[]),
   checks.stormwater_volumes(integer, bigint) TO rulem_etl;

@@ -21,12 +21,13 @@
 -- biofiltration_share, cd_volume) are not evaluated (passed NULL, sql/280), each an error
 -- finding that names the uncovered acres; land_cover_coverage fails with them.
 
+DROP FUNCTION IF EXISTS checks.check_stormwater(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_stormwater(p_plan_area_id integer,
-                                                   p_permit_id bigint DEFAULT NULL)
+                                                   p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH sv AS MATERIALIZED (
     SELECT x.*, x.uncovered IS NOT NULL AS incomplete
-    FROM checks.stormwater_volumes(p_plan_area_id, p_permit_id) x
+    FROM checks.stormwater_volumes_of(p_plan_area_id, p_permit_ids) x
   ), v AS (  -- the subwatersheds whose volumes are known
     SELECT * FROM sv WHERE NOT sv.incomplete
   ), active AS (
@@ -41,7 +42,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
             WHERE s.valid_to IS NULL AND s.permit_id = ps.permit_id) AS n
     FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   )
   SELECT '5(c)', 'stormwater_subwatersheds', 'error', a.permit_id, NULL::bigint, NULL::bigint,
          a.n > 0, a.n::numeric, 1::numeric, 'subwatersheds',
@@ -107,13 +108,14 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                      ('5(c)(iii)', 'cd_volume')) k (paragraph, code)
   WHERE x.incomplete
 $$;
-COMMENT ON FUNCTION checks.check_stormwater(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_stormwater(integer, bigint[]) IS
   '5(c): subwatersheds on record, and per subwatershed its land cover coverage, the A/B '
   'infiltration volume, pretreatment, C/D biofiltration share and C/D volume (not evaluated '
   'where land cover is missing).';
 
+DROP FUNCTION IF EXISTS checks.check_infiltration_soils(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_infiltration_soils(p_plan_area_id integer,
-                                                           p_permit_id bigint DEFAULT NULL)
+                                                           p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH bmp AS (
     SELECT ps.permit_id, b.bmp_id, b.geom,
@@ -126,7 +128,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     JOIN core.bmp b ON b.permit_id = ps.permit_id AND b.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
       AND b.kind = 'infiltration'
   ), off AS (
     SELECT bmp.*, CASE WHEN bmp.suited IS NULL THEN bmp.geom
@@ -143,12 +145,12 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          CASE WHEN ST_Area(o.part) >= o.tol_m2 THEN o.part END
   FROM off o
 $$;
-COMMENT ON FUNCTION checks.check_infiltration_soils(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_infiltration_soils(integer, bigint[]) IS
   '5(c)(ii): acres of each infiltration BMP not on A/B soil free of high groundwater and '
   'contamination.';
 
-GRANT EXECUTE ON FUNCTION checks.check_stormwater(integer, bigint),
-  checks.check_infiltration_soils(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_stormwater(integer, bigint[]),
+  checks.check_infiltration_soils(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

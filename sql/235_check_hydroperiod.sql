@@ -17,8 +17,9 @@
 -- applicable". Fill, excavation or drainage alone is section 7's, not section 5's; a permit
 -- with no 2(a) trigger is not subject to the Rule (2(a) warns about it).
 
+DROP FUNCTION IF EXISTS checks.check_hydroperiod(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_hydroperiod(p_plan_area_id integer,
-                                                    p_permit_id bigint DEFAULT NULL)
+                                                    p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH h AS (
     SELECT ps.permit_id, h.hydroperiod_id, w.geom, w.susceptibility_class AS class,
@@ -35,7 +36,30 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
       ORDER BY sl.effective_on DESC LIMIT 1
     ) l ON true
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
+  ), unrecorded AS MATERIALIZED (  -- the permits with no hydroperiod record, and their work
+    SELECT ps.permit_id,
+           array_to_string(ARRAY[
+             CASE WHEN ps.involves_subdivision THEN 'subdivides' END,
+             CASE WHEN EXISTS (SELECT 1 FROM core.grading g
+                               WHERE g.valid_to IS NULL AND g.permit_id = ps.permit_id)
+                  THEN 'grades' END,
+             CASE WHEN EXISTS (SELECT 1 FROM core.impervious i
+                               WHERE i.valid_to IS NULL AND i.permit_id = ps.permit_id
+                                 AND i.condition = 'proposed')
+                  THEN 'creates impervious surface' END], ', ') AS activity
+    FROM checks.permit_site ps
+    WHERE ps.plan_area_id = p_plan_area_id
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
+      AND NOT EXISTS (SELECT 1 FROM core.hydroperiod h
+                      WHERE h.valid_to IS NULL AND h.permit_id = ps.permit_id)
+  ), triggered AS MATERIALIZED (  -- 2(a), only for those permits, in one call
+    SELECT a.permit_id,
+           concat_ws(', ', CASE WHEN a.i = 1 THEN '(i)' END, CASE WHEN a.ii = 1 THEN '(ii)' END,
+                     CASE WHEN a.iii = 1 THEN '(iii)' END) AS triggers
+    FROM checks.applicability(p_plan_area_id, ARRAY(SELECT u.permit_id FROM unrecorded u
+                                                     WHERE u.activity <> '')) a
+    WHERE a.required
   )
   SELECT '5(d)', 'bounce',
          CASE WHEN h.class IS NULL THEN 'warning' ELSE 'error' END,
@@ -63,40 +87,19 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                 '(2(a)%s), but no 5(d) hydroperiod record (10-year %s of the receiving '
                 'wetland, existing and proposed) is on record', m.activity, m.triggers, k.what),
          NULL::geometry
-  FROM (
-    SELECT ps.permit_id,
-           array_to_string(ARRAY[
-             CASE WHEN ps.involves_subdivision THEN 'subdivides' END,
-             CASE WHEN EXISTS (SELECT 1 FROM core.grading g
-                               WHERE g.valid_to IS NULL AND g.permit_id = ps.permit_id)
-                  THEN 'grades' END,
-             CASE WHEN EXISTS (SELECT 1 FROM core.impervious i
-                               WHERE i.valid_to IS NULL AND i.permit_id = ps.permit_id
-                                 AND i.condition = 'proposed')
-                  THEN 'creates impervious surface' END], ', ') AS activity
-    FROM checks.permit_site ps
-    WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
-      AND NOT EXISTS (SELECT 1 FROM core.hydroperiod h
-                      WHERE h.valid_to IS NULL AND h.permit_id = ps.permit_id)
-  ) c
-  CROSS JOIN LATERAL (  -- 2(a), only for the permits without a record
-    SELECT c.permit_id, c.activity,
-           concat_ws(', ', CASE WHEN a.i = 1 THEN '(i)' END, CASE WHEN a.ii = 1 THEN '(ii)' END,
-                     CASE WHEN a.iii = 1 THEN '(iii)' END) AS triggers
-    FROM checks.applicability(p_plan_area_id, c.permit_id) a
-    WHERE a.required
-  ) m
+  FROM unrecorded c
+  JOIN triggered t ON t.permit_id = c.permit_id
+  CROSS JOIN LATERAL (SELECT c.permit_id, c.activity, t.triggers) m
   CROSS JOIN (VALUES ('bounce', 'ft', 'bounce'), ('inundation', 'days', 'inundation period'))
     k (code, unit, what)
   WHERE c.activity <> ''
 $$;
-COMMENT ON FUNCTION checks.check_hydroperiod(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_hydroperiod(integer, bigint[]) IS
   '5(d): increase of the 10-year bounce and inundation period against the receiving '
   'wetland''s susceptibility class; not evaluated when a permit subject to the Rule that '
   'subdivides, grades or creates impervious surface has no hydroperiod record.';
 
-GRANT EXECUTE ON FUNCTION checks.check_hydroperiod(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_hydroperiod(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

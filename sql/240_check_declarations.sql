@@ -13,16 +13,17 @@
 --   6(e)(v) buffer_restoration_3yr   a permit whose grading disturbs a buffer (at least
 --                                    area_tolerance_m2 of grading inside a buffer).
 
+DROP FUNCTION IF EXISTS checks.check_declarations(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_declarations(p_plan_area_id integer,
-                                                     p_permit_id bigint DEFAULT NULL)
+                                                     p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH site AS MATERIALIZED (
     SELECT ps.*, bs.edge, bs.buffer,
            core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2
     FROM checks.permit_site ps
-    LEFT JOIN checks.buffer_site(p_plan_area_id, p_permit_id) bs USING (permit_id)
+    LEFT JOIN checks.buffer_site_of(p_plan_area_id, p_permit_ids) bs USING (permit_id)
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   ), need AS (
     SELECT s.permit_id, s.decided, '5(e)' AS paragraph, 'fertilizer_snow' AS kind,
            'a declaration against phosphorus fertilizer and plowed snow storage' AS what
@@ -80,10 +81,10 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                      'right-of-way, and the permit is not marked public_land'
                 ELSE '' END AS note) a
 $$;
-COMMENT ON FUNCTION checks.check_declarations(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_declarations(integer, bigint[]) IS
   '5(e), 6, 6(e)(v): recorded declarations of each kind a permit needs.';
 
-GRANT EXECUTE ON FUNCTION checks.check_declarations(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_declarations(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

@@ -8,22 +8,24 @@
 -- of these; the uncovered part is the finding's polygon, slivers under area_tolerance_m2
 -- dropped. Missing coverage is an error on a decided permit, a warning before.
 
+DROP FUNCTION IF EXISTS checks.check_easement(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_easement(p_plan_area_id integer,
-                                                 p_permit_id bigint DEFAULT NULL)
+                                                 p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
-  WITH site AS MATERIALIZED (
+  WITH plan AS MATERIALIZED (SELECT checks.plan_boundary(p_plan_area_id) AS geom),
+  site AS MATERIALIZED (
     SELECT ps.permit_id, ps.baseline_on, ps.decided, ps.parcels, ps.parcel_ids,
            core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2,
            ST_Expand(ps.parcels, checks.reach_m()) AS near
     FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id AND ps.parcels IS NOT NULL
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   ), wet AS MATERIALIZED (
     SELECT site.permit_id,
            ST_Intersection((SELECT ST_Union(w.geom) FROM checks.post_project_wetland(
                               p_plan_area_id, site.permit_id, site.baseline_on, site.near) w),
-                           checks.plan_boundary(p_plan_area_id)) AS geom
-    FROM site
+                           plan.geom) AS geom
+    FROM site, plan  -- the boundary once: per site it was a union and an overlay each
   ), enclosed AS MATERIALIZED (
     -- wetland with its holes filled: wetland plus the upland it encloses
     SELECT wet.permit_id,
@@ -68,11 +70,11 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          g.uncovered
   FROM gap g
 $$;
-COMMENT ON FUNCTION checks.check_easement(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_easement(integer, bigint[]) IS
   '8: acres of wetland, enclosed upland and buffer on each permitted parcel outside a '
   'recorded easement.';
 
-GRANT EXECUTE ON FUNCTION checks.check_easement(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_easement(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

@@ -29,8 +29,9 @@ COMMENT ON FUNCTION checks.buffer_deficit(geometry, geometry, geometry, geometry
   'Polygons of the band of a given width along the protected edge (upland side, inside the '
   'parcels) not covered by the effective buffer, slivers dropped.';
 
+DROP FUNCTION IF EXISTS checks.check_buffer_width(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_buffer_width(p_plan_area_id integer,
-                                                     p_permit_id bigint DEFAULT NULL)
+                                                     p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH site AS MATERIALIZED (
     SELECT s.*,
@@ -38,7 +39,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
            core.param_num(p_plan_area_id, 'buffer_min_width_ft', s.baseline_on) AS min_ft,
            core.param_num(p_plan_area_id, 'buffer_avg_width_ft', s.baseline_on) AS avg_ft,
            core.param_num(p_plan_area_id, 'area_tolerance_m2', s.baseline_on) AS tol_m2
-    FROM checks.buffer_site(p_plan_area_id, p_permit_id) s
+    FROM checks.buffer_site_of(p_plan_area_id, p_permit_ids) s
     WHERE s.edge IS NOT NULL
   ), width AS (
     SELECT site.permit_id, min(t.width_ft) AS min_w, avg(t.width_ft) AS mean_w,
@@ -77,13 +78,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                                          s.tol_m2) END
   FROM site s JOIN width w USING (permit_id)
 $$;
-COMMENT ON FUNCTION checks.check_buffer_width(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_buffer_width(integer, bigint[]) IS
   '6(c): minimum and mean transect width of the effective buffer along each permit''s '
   'protected edge, with the deficit as polygons.';
 
 GRANT EXECUTE ON FUNCTION
   checks.buffer_deficit(geometry, geometry, geometry, geometry, numeric, numeric),
-  checks.check_buffer_width(integer, bigint) TO rulem_etl;
+  checks.check_buffer_width(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

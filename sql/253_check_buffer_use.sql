@@ -12,8 +12,9 @@
 -- Each feature of the permit is one evaluation; a permit without such features is not
 -- applicable.
 
+DROP FUNCTION IF EXISTS checks.check_buffer_encroachment(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_buffer_encroachment(p_plan_area_id integer,
-                                                            p_permit_id bigint DEFAULT NULL)
+                                                            p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH feature AS (
     SELECT ps.permit_id, ps.baseline_on, i.impervious_id AS feature_id,
@@ -21,14 +22,14 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     JOIN core.impervious i ON i.permit_id = ps.permit_id AND i.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
     UNION ALL
     SELECT ps.permit_id, ps.baseline_on, st.structure_id, st.kind || ' structure', false,
            st.geom
     FROM checks.permit_site ps
     JOIN core.structure st ON st.permit_id = ps.permit_id AND st.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
       AND coalesce(st.buffer_exception, 'none') = 'none'
     UNION ALL  -- stormwater features 6(f)(iii) does not let into a buffer
     SELECT ps.permit_id, ps.baseline_on, b.bmp_id,
@@ -39,7 +40,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     JOIN core.bmp b ON b.permit_id = ps.permit_id AND b.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
       AND b.kind <> 'infiltration'
   ), inside AS (
     SELECT f.*, ST_CollectionExtract(ST_Intersection(
@@ -61,18 +62,19 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   FROM inside i
   CROSS JOIN LATERAL (SELECT i.part IS NULL OR ST_Area(i.part) < i.tol_m2 AS ok) o
 $$;
-COMMENT ON FUNCTION checks.check_buffer_encroachment(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_buffer_encroachment(integer, bigint[]) IS
   '6(f): area of each impervious surface, structure (without a 6(f)(i)-(ii) exception) and '
   'stormwater BMP other than an infiltration feature of a permit inside a buffer.';
 
+DROP FUNCTION IF EXISTS checks.check_infiltration_in_buffer(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_infiltration_in_buffer(p_plan_area_id integer,
-                                                               p_permit_id bigint DEFAULT NULL)
+                                                               p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH site AS MATERIALIZED (
     SELECT s.permit_id, s.central,
            core.param_num(p_plan_area_id, 'infiltration_min_offset_ft', s.baseline_on)
              AS offset_ft
-    FROM checks.buffer_site(p_plan_area_id, p_permit_id) s
+    FROM checks.buffer_site_of(p_plan_area_id, p_permit_ids) s
     WHERE s.central IS NOT NULL
   ), bmp AS (
     SELECT site.*, b.bmp_id, b.geom,
@@ -90,12 +92,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                      b.central, b.offset_ft::float8 * 0.3048)), 3) END
   FROM bmp b
 $$;
-COMMENT ON FUNCTION checks.check_infiltration_in_buffer(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_infiltration_in_buffer(integer, bigint[]) IS
   '6(f)(iii): distance of each infiltration BMP of a permit from the central wetland, against '
   'the minimum buffer width.';
 
+DROP FUNCTION IF EXISTS checks.check_trail_width(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_trail_width(p_plan_area_id integer,
-                                                    p_permit_id bigint DEFAULT NULL)
+                                                    p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH trail AS (
     SELECT ps.permit_id, t.trail_id, t.geom, t.width_ft AS recorded_ft,
@@ -105,7 +108,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     JOIN core.trail t ON t.permit_id = ps.permit_id AND t.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
       AND checks.buffers_near(p_plan_area_id, t.geom) IS NOT NULL
   )
   SELECT '6(f)(iv)', 'trail_width', 'error', t.permit_id, NULL::bigint, t.trail_id,
@@ -119,12 +122,12 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          CASE WHEN t.width_ft > t.max_ft THEN t.geom END
   FROM trail t
 $$;
-COMMENT ON FUNCTION checks.check_trail_width(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_trail_width(integer, bigint[]) IS
   '6(f)(iv): width of each trail of a permit inside a buffer, against trail_max_width_ft.';
 
-GRANT EXECUTE ON FUNCTION checks.check_buffer_encroachment(integer, bigint),
-  checks.check_infiltration_in_buffer(integer, bigint),
-  checks.check_trail_width(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_buffer_encroachment(integer, bigint[]),
+  checks.check_infiltration_in_buffer(integer, bigint[]),
+  checks.check_trail_width(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

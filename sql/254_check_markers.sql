@@ -22,30 +22,32 @@
 
 -- Permits with a buffer of their own on public land whose vegetation plan is approved: the
 -- plan stands in for markers (6(b)).
+DROP FUNCTION IF EXISTS checks.marker_plan(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.marker_plan(p_plan_area_id integer,
-                                              p_permit_id bigint DEFAULT NULL)
+                                              p_permit_ids bigint[] DEFAULT NULL)
 RETURNS TABLE (permit_id bigint, plan_on date)
 LANGUAGE sql STABLE SET jit = off AS $$
   SELECT ps.permit_id, ps.vegetation_plan_on
   FROM checks.permit_site ps
   WHERE ps.plan_area_id = p_plan_area_id
-    AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+    AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
     AND ps.public_land AND ps.vegetation_plan_on IS NOT NULL
     AND EXISTS (SELECT 1 FROM core.buffer b
                 WHERE b.valid_to IS NULL AND b.permit_id = ps.permit_id)
 $$;
-COMMENT ON FUNCTION checks.marker_plan(integer, bigint) IS
+COMMENT ON FUNCTION checks.marker_plan(integer, bigint[]) IS
   'Permits on public land with a buffer and an approved vegetation plan, which stands in for '
   'buffer markers (6(b)).';
 
+DROP FUNCTION IF EXISTS checks.marker_site(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.marker_site(p_plan_area_id integer,
-                                              p_permit_id bigint DEFAULT NULL)
+                                              p_permit_ids bigint[] DEFAULT NULL)
 RETURNS TABLE (permit_id bigint, baseline_on date, upland_edge geometry, lot_lines geometry,
                wetland geometry, markers geometry)
 LANGUAGE sql STABLE SET jit = off AS $$
   WITH site AS MATERIALIZED (
     SELECT s.permit_id, s.baseline_on, s.own_buffer, s.wetland, ps.public_land
-    FROM checks.buffer_site(p_plan_area_id, p_permit_id) s
+    FROM checks.buffer_site_of(p_plan_area_id, p_permit_ids) s
     JOIN checks.permit_site ps USING (permit_id)
     WHERE s.own_buffer IS NOT NULL
       AND NOT (ps.public_land AND ps.vegetation_plan_on IS NOT NULL)  -- checks.marker_plan
@@ -70,17 +72,18 @@ LANGUAGE sql STABLE SET jit = off AS $$
   FROM edge e
   WHERE NOT ST_IsEmpty(e.upland_edge)
 $$;
-COMMENT ON FUNCTION checks.marker_site(integer, bigint) IS
+COMMENT ON FUNCTION checks.marker_site(integer, bigint[]) IS
   'Per permit with a buffer (but those of checks.marker_plan): its upland edge, the lot lines '
   'it meets, the wetland and the markers that count (6(b)).';
 
+DROP FUNCTION IF EXISTS checks.check_marker_lot_line(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_marker_lot_line(p_plan_area_id integer,
-                                                        p_permit_id bigint DEFAULT NULL)
+                                                        p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH site AS MATERIALIZED (
     SELECT m.*, core.param_num(p_plan_area_id, 'marker_tolerance_ft', m.baseline_on)
              AS tolerance_ft
-    FROM checks.marker_site(p_plan_area_id, p_permit_id) m
+    FROM checks.marker_site(p_plan_area_id, p_permit_ids) m
     WHERE m.lot_lines IS NOT NULL
   ), touch AS (
     SELECT site.permit_id, d.geom
@@ -118,20 +121,21 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          format('public land: the vegetation plan approved %s stands in for markers',
                 mp.plan_on),
          NULL
-  FROM checks.marker_plan(p_plan_area_id, p_permit_id) mp
+  FROM checks.marker_plan(p_plan_area_id, p_permit_ids) mp
 $$;
-COMMENT ON FUNCTION checks.check_marker_lot_line(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_marker_lot_line(integer, bigint[]) IS
   '6(b): distance from each lot-line crossing of a permit''s buffer upland edge to the nearest '
   'counted marker.';
 
+DROP FUNCTION IF EXISTS checks.check_marker_gap(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_marker_gap(p_plan_area_id integer,
-                                                   p_permit_id bigint DEFAULT NULL)
+                                                   p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH site AS MATERIALIZED (
     SELECT m.*,
            core.param_num(p_plan_area_id, 'marker_tolerance_ft', m.baseline_on) AS tolerance_ft,
            core.param_num(p_plan_area_id, 'marker_max_spacing_ft', m.baseline_on) AS max_ft
-    FROM checks.marker_site(p_plan_area_id, p_permit_id) m
+    FROM checks.marker_site(p_plan_area_id, p_permit_ids) m
   ), line AS (
     SELECT site.permit_id, site.max_ft, site.tolerance_ft, site.markers,
            coalesce(d.path[1], 1) AS line_no,
@@ -187,16 +191,16 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          format('public land: the vegetation plan approved %s stands in for markers',
                 mp.plan_on),
          NULL
-  FROM checks.marker_plan(p_plan_area_id, p_permit_id) mp
+  FROM checks.marker_plan(p_plan_area_id, p_permit_ids) mp
 $$;
-COMMENT ON FUNCTION checks.check_marker_gap(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_marker_gap(integer, bigint[]) IS
   '6(b): length of each stretch of a permit''s buffer upland edge between consecutive markers '
   '(and from an open edge''s ends), against marker_max_spacing_ft.';
 
-GRANT EXECUTE ON FUNCTION checks.marker_plan(integer, bigint),
-  checks.marker_site(integer, bigint),
-  checks.check_marker_lot_line(integer, bigint),
-  checks.check_marker_gap(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.marker_plan(integer, bigint[]),
+  checks.marker_site(integer, bigint[]),
+  checks.check_marker_lot_line(integer, bigint[]),
+  checks.check_marker_gap(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

@@ -29,8 +29,9 @@ COMMENT ON FUNCTION checks.heritage_ranked(integer, date, text, geometry) IS
   'Union of the heritage communities of a kind (wetland, upland) ranked heritage_threshold or '
   'better near a geometry.';
 
+DROP FUNCTION IF EXISTS checks.check_replacement(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_replacement(p_plan_area_id integer,
-                                                    p_permit_id bigint DEFAULT NULL)
+                                                    p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH plan AS MATERIALIZED (SELECT checks.plan_boundary(p_plan_area_id) AS geom),
   -- 7(c)(i) "No wetland plant community of Natural Heritage Rank B/C or higher ... may be
@@ -52,7 +53,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     JOIN disturbing d ON d.permit_id = ps.permit_id
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   ), repl AS (
     SELECT r.permit_id, r.replacement_id, r.component, r.planned_type, r.geom, x.on_date,
            core.param_text(p_plan_area_id, 'heritage_threshold', x.on_date) AS threshold,
@@ -61,8 +62,10 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     LEFT JOIN checks.permit_site ps ON ps.permit_id = r.permit_id
     CROSS JOIN LATERAL (SELECT coalesce(ps.baseline_on, r.status_on, current_date) AS on_date) x
     WHERE r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
-      AND (ps.permit_id IS NOT NULL OR (r.permit_id IS NULL AND p_permit_id IS NULL))
-      AND (p_permit_id IS NULL OR r.permit_id = p_permit_id)
+      AND (ps.permit_id IS NOT NULL
+           OR (r.permit_id IS NULL AND checks.with_district(p_permit_ids)))
+      AND (p_permit_ids IS NULL OR r.permit_id IS NULL
+           OR r.permit_id IN (SELECT unnest(p_permit_ids)))
   ), heritage_impact AS (
     SELECT i.permit_id, i.impact_id, i.kind, i.threshold, i.tol_m2,
            ledger.meet(i.geom, i.heritage) AS part  -- NULL: none (sql/100)
@@ -150,13 +153,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   CROSS JOIN LATERAL (SELECT round(coalesce(core.acres(t.part), 0), 4) AS acres,
                              coalesce(ST_Area(t.part), 0) < t.tol_m2 AS ok) a
 $$;
-COMMENT ON FUNCTION checks.check_replacement(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_replacement(integer, bigint[]) IS
   '7(c): impacts, structures, grading and replacement excavation in ranked heritage wetland, '
   'replacement in ranked heritage upland, outside '
   'the CWMP area, outside Figure 5 areas or of another type than Figure 5 plans there.';
 
 GRANT EXECUTE ON FUNCTION checks.heritage_ranked(integer, date, text, geometry),
-  checks.check_replacement(integer, bigint) TO rulem_etl;
+  checks.check_replacement(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

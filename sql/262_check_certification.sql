@@ -25,8 +25,9 @@
 -- The counted statuses come from ledger.status_rank (sql/100) and the parameter directly:
 -- sql/270's checks.pending_statuses is applied after this file.
 
+DROP FUNCTION IF EXISTS checks.check_certification(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_certification(p_plan_area_id integer,
-                                                      p_permit_id bigint DEFAULT NULL)
+                                                      p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH counted AS (
     SELECT r.permit_id, r.replacement_id, r.status, r.geom,
@@ -38,8 +39,10 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     CROSS JOIN LATERAL (SELECT coalesce(ps.baseline_on, r.status_on, current_date) AS on_date) x
     LEFT JOIN core.feature f ON f.feature_id = r.replacement_id
     WHERE r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id AND r.component = 'wetland'
-      AND (ps.permit_id IS NOT NULL OR (r.permit_id IS NULL AND p_permit_id IS NULL))
-      AND (p_permit_id IS NULL OR r.permit_id = p_permit_id)
+      AND (ps.permit_id IS NOT NULL
+           OR (r.permit_id IS NULL AND checks.with_district(p_permit_ids)))
+      AND (p_permit_ids IS NULL OR r.permit_id IS NULL
+           OR r.permit_id IN (SELECT unnest(p_permit_ids)))
       AND ledger.status_rank(r.status) >= ledger.status_rank(
             core.param_text(p_plan_area_id, 'counted_credit_status', x.on_date))
   ), failed AS (
@@ -73,11 +76,11 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          j.geom
   FROM judged j
 $$;
-COMMENT ON FUNCTION checks.check_certification(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_certification(integer, bigint[]) IS
   '7(e): counted replacement credit has a certification date (when certified) and no '
   'monitoring year whose performance standard was not met.';
 
-GRANT EXECUTE ON FUNCTION checks.check_certification(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_certification(integer, bigint[]) TO rulem_etl;
 
 -- The check this file's function evaluates, registered in the catalogue (sql/200): the runner
 -- (sql/280) calls every function a current row names.

@@ -4,10 +4,12 @@
 -- wetland as it was, even where the same permit fills it). One evaluation per road, utility
 -- or other structure of the permit; inside wetland with no variance_ref fails.
 
+DROP FUNCTION IF EXISTS checks.check_structures(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_structures(p_plan_area_id integer,
-                                                   p_permit_id bigint DEFAULT NULL)
+                                                   p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
-  WITH st AS (
+  WITH plan AS MATERIALIZED (SELECT checks.plan_boundary(p_plan_area_id) AS geom),
+  st AS (
     SELECT ps.permit_id, s.structure_id, s.kind, s.variance_ref, s.geom,
            core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2,
            (SELECT ST_Union(ledger.meet(w.geom, s.geom))  -- the wetland under the structure,
@@ -16,13 +18,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     JOIN core.structure s ON s.permit_id = ps.permit_id AND s.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
       AND s.kind IN ('road', 'utility', 'other')
   ), inside AS (
     SELECT st.*, ST_CollectionExtract(ST_Intersection(ST_Intersection(st.geom, st.wetland),
-                                                      checks.plan_boundary(p_plan_area_id)), 3)
+                                                      plan.geom), 3)
              AS part
-    FROM st
+    FROM st, plan  -- the boundary once, not once per structure
   )
   SELECT '7(g)', 'structure_in_wetland', 'error', i.permit_id, NULL::bigint, i.structure_id,
          NOT in_wetland OR i.variance_ref IS NOT NULL, a.acres, 0::numeric, 'acres',
@@ -37,11 +39,11 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   CROSS JOIN LATERAL (SELECT round(coalesce(core.acres(i.part), 0), 4) AS acres,
                              coalesce(ST_Area(i.part), 0) >= i.tol_m2 AS in_wetland) a
 $$;
-COMMENT ON FUNCTION checks.check_structures(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_structures(integer, bigint[]) IS
   '7(g): acres of each road, utility or other structure of a permit in CWMP wetland without '
   'a variance.';
 
-GRANT EXECUTE ON FUNCTION checks.check_structures(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_structures(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

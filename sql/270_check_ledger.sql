@@ -29,8 +29,9 @@ $$;
 COMMENT ON FUNCTION checks.pending_statuses(integer, date) IS
   'Replacement statuses below counted_credit_status on a date: credit that is pending.';
 
+DROP FUNCTION IF EXISTS checks.check_balance(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_balance(p_plan_area_id integer,
-                                                p_permit_id bigint DEFAULT NULL)
+                                                p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   -- the published figures (pub.permit_balance, pub.plan_balance), so that a finding and the
   -- balance staff read never disagree by a last-digit rounding; credit_acres is net of
@@ -42,13 +43,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     JOIN pub.permit_balance pb ON pb.permit_id = ps.permit_id
     WHERE ps.plan_area_id = p_plan_area_id AND ps.decided
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   ), plan AS (
     SELECT NULL::bigint, NULL::text, pl.required_acres, pl.credit_acres,
            pl.credit_proposed_acres, pl.credit_constructed_acres,
            checks.pending_statuses(p_plan_area_id, current_date)
     FROM pub.plan_balance pl
-    WHERE pl.plan_area_id = p_plan_area_id AND p_permit_id IS NULL
+    WHERE pl.plan_area_id = p_plan_area_id AND checks.with_district(p_permit_ids)
   ), b AS (
     SELECT x.*, x.required_acres - x.credit_acres AS short,
            CASE WHEN 'proposed' = ANY (x.pending_statuses) THEN x.credit_proposed_acres
@@ -80,12 +81,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          NULL::geometry
   FROM b
 $$;
-COMMENT ON FUNCTION checks.check_balance(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_balance(integer, bigint[]) IS
   '7(b): each approved permit''s (and the plan area''s) shortfall of counted replacement, from '
   'the posted ledger.';
 
+DROP FUNCTION IF EXISTS checks.check_credit_overlap(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_credit_overlap(p_plan_area_id integer,
-                                                       p_permit_id bigint DEFAULT NULL)
+                                                       p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH mine AS (
     SELECT ps.permit_id, ps.permit_no, ps.baseline_on, r.replacement_id, r.geom,
@@ -97,7 +99,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                            AND r.component = 'wetland'
     CROSS JOIN LATERAL ledger.claim_key(p_plan_area_id, ps.permit_id, NULL) k
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   ), hit AS (
     SELECT m.*, o.replacement_id AS other_id, o.status AS other_status,
            coalesce('permit ' || opm.permit_no, 'District project ' || o.district_project)
@@ -130,14 +132,16 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   FROM mine m
   WHERE NOT EXISTS (SELECT 1 FROM found f WHERE f.replacement_id = m.replacement_id)
 $$;
-COMMENT ON FUNCTION checks.check_credit_overlap(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_credit_overlap(integer, bigint[]) IS
   '7(b): acres of each wetland replacement of a permit that an older claim''s replacement '
   'already holds (an error where that ground is counted, a warning where it is pending).';
 
+DROP FUNCTION IF EXISTS checks.check_impact_drawn(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_impact_drawn(p_plan_area_id integer,
-                                                     p_permit_id bigint DEFAULT NULL)
+                                                     p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
-  WITH st AS (
+  WITH plan AS MATERIALIZED (SELECT checks.plan_boundary(p_plan_area_id) AS geom),
+  st AS (
     SELECT ps.permit_id, s.structure_id, s.kind, s.geom,
            core.param_num(p_plan_area_id, 'area_tolerance_m2', ps.baseline_on) AS tol_m2,
            (SELECT ST_Union(ledger.meet(w.geom, s.geom))
@@ -149,14 +153,14 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     JOIN core.structure s ON s.permit_id = ps.permit_id AND s.valid_to IS NULL
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
       AND s.buffer_exception IS DISTINCT FROM 'suspended_6fi'
   ), gap AS (
     SELECT st.*,
            ST_CollectionExtract(ledger.minus(ST_Intersection(
-             ST_Intersection(st.geom, st.wetland), checks.plan_boundary(p_plan_area_id)),
+             ST_Intersection(st.geom, st.wetland), plan.geom),
              st.drawn), 3) AS part
-    FROM st WHERE st.wetland IS NOT NULL
+    FROM st, plan WHERE st.wetland IS NOT NULL  -- the boundary once, not once per structure
   )
   SELECT '7(b)', 'impact_not_drawn', 'error', g.permit_id, NULL::bigint, g.structure_id,
          NOT a.missing, a.acres, 0::numeric, 'acres',
@@ -170,13 +174,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                              coalesce(ST_Area(g.part), 0) >= g.tol_m2 AS missing) a
   WHERE ST_Area(ST_Intersection(g.geom, g.wetland)) >= g.tol_m2
 $$;
-COMMENT ON FUNCTION checks.check_impact_drawn(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_impact_drawn(integer, bigint[]) IS
   '7(b): acres of each structure of a permit in CWMP wetland that no impact polygon records '
   '(the ledger counts them as fill all the same).';
 
 GRANT EXECUTE ON FUNCTION checks.pending_statuses(integer, date),
-  checks.check_balance(integer, bigint), checks.check_credit_overlap(integer, bigint),
-  checks.check_impact_drawn(integer, bigint) TO rulem_etl;
+  checks.check_balance(integer, bigint[]), checks.check_credit_overlap(integer, bigint[]),
+  checks.check_impact_drawn(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

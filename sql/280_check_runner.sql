@@ -27,40 +27,55 @@ UPDATE checks.rule_check c SET retired_at = now()
 WHERE c.retired_at IS NULL AND checks.evaluator(c.evaluated_by) IS NULL;
 
 -- The query that evaluates every current check: one SELECT per check function (in the rule's
--- order of its first check), each called with the plan area ($1) and the permit ($2, NULL:
--- every permit); with p_district only the functions that also evaluate cases without a
--- permit, called plan-wide and kept to those cases. NULL when no check is registered.
+-- order of its first check), each called with the plan area ($1) and the permits ($2, a
+-- bigint[]; NULL: every permit). A function of the set form, f(integer, bigint[]), is called
+-- once with them all; one of the one-permit form, f(integer, bigint), once per permit (or
+-- once with NULL), so a check written in either form runs (docs/checks.md, "Performance").
+-- $2 may hold a NULL element: the set form then evaluates the cases without a permit too
+-- (checks.with_district). With p_district: the query that evaluates those cases for the
+-- functions of the one-permit form registered with them, called plan-wide and kept to those
+-- cases. NULL when no check is registered.
 CREATE OR REPLACE FUNCTION checks.evaluation_query(p_district boolean DEFAULT false)
 RETURNS text LANGUAGE sql STABLE AS $$
   SELECT string_agg(format(CASE WHEN p_district
                                 THEN 'SELECT e.* FROM %s($1, NULL::bigint) e '
                                      'WHERE e.permit_id IS NULL'
-                                ELSE 'SELECT * FROM %s($1, $2)' END, f.fn),
+                                WHEN f.set_form
+                                THEN 'SELECT * FROM %s($1, $2)'
+                                ELSE 'SELECT e.* FROM (SELECT NULL::bigint AS id '
+                                     'WHERE $2 IS NULL UNION ALL SELECT x.id '
+                                     'FROM unnest($2) x(id) WHERE x.id IS NOT NULL) p '
+                                     'CROSS JOIN LATERAL %s($1, p.id) e' END, f.fn),
                     E'\nUNION ALL ' ORDER BY f.first_sort, f.fn)
-  FROM (SELECT format('%I.%I', n.nspname, p.proname) AS fn, min(c.sort_order) AS first_sort
+  FROM (SELECT format('%I.%I', n.nspname, p.proname) AS fn, min(c.sort_order) AS first_sort,
+               bool_and(checks.evaluates_set(p.oid)) AS set_form,
+               bool_or(c.district_cases) AS district_cases
         FROM checks.current_checks() c
         JOIN pg_catalog.pg_proc p ON p.oid = checks.evaluator(c.evaluated_by)
         JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-        WHERE c.district_cases OR NOT p_district
         GROUP BY 1) f
+  -- the cases without a permit alone: only the one-permit form needs a call of its own (a
+  -- set-form function gets them with its permits: checks.with_district)
+  WHERE NOT p_district OR (f.district_cases AND NOT f.set_form)
 $$;
 COMMENT ON FUNCTION checks.evaluation_query(boolean) IS
-  'SQL that evaluates every current check for a plan area ($1) and permit ($2), built from '
-  'the catalogue; p_district: only the cases without a permit.';
+  'SQL that evaluates every current check for a plan area ($1) and permits ($2, bigint[]; '
+  'NULL: all), built from the catalogue; p_district: only the cases without a permit.';
 
--- Every evaluation of every check, for a plan area (or one permit).
+-- Every evaluation of every check, for a plan area (or some permits).
+DROP FUNCTION IF EXISTS checks.all_evaluations(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.all_evaluations(p_plan_area_id integer,
-                                                  p_permit_id bigint DEFAULT NULL)
+                                                  p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE plpgsql STABLE SET jit = off AS $$
 DECLARE
   q text := checks.evaluation_query();
 BEGIN
   IF q IS NOT NULL THEN
-    RETURN QUERY EXECUTE q USING p_plan_area_id, p_permit_id;
+    RETURN QUERY EXECUTE q USING p_plan_area_id, p_permit_ids;
   END IF;
 END $$;
-COMMENT ON FUNCTION checks.all_evaluations(integer, bigint) IS
-  'Every evaluation of every Rule M check for a plan area (or one permit).';
+COMMENT ON FUNCTION checks.all_evaluations(integer, bigint[]) IS
+  'Every evaluation of every Rule M check for a plan area (or some permits).';
 
 -- A run in three steps, shared by the full run (below) and the incremental run (sql/285):
 -- evaluate some permits into a temporary table, record their findings and outcomes, close.
@@ -68,14 +83,14 @@ COMMENT ON FUNCTION checks.all_evaluations(integer, bigint) IS
 -- Evaluate every current check (checks.evaluation_query) for some permits (NULL: every
 -- permit, and the District projects) into pg_temp.check_evaluation; p_district adds the
 -- evaluations without a permit (District projects, the plan area) when permits are named.
--- The five buffer checks start from the same sites: computed once here into
--- checks.buffer_site_cache under this transaction's id (checks.buffer_site reads them from
+-- Each check function is called once for all of them (one statement per function, not one per
+-- permit). The five buffer checks start from the same sites: computed once here into
+-- checks.buffer_site_cache under this transaction's id (checks.buffer_site_of reads them from
 -- there) and deleted again before the function returns.
 CREATE OR REPLACE FUNCTION checks.evaluate(p_plan_area_id integer, p_permit_ids bigint[],
                                            p_district boolean DEFAULT false)
 RETURNS integer LANGUAGE plpgsql VOLATILE SET jit = off AS $$
 DECLARE
-  pid bigint;
   n integer;
   v_xact bigint := pg_current_xact_id()::text::bigint;
   -- the check functions, from the catalogue (NULL: none registered)
@@ -85,38 +100,22 @@ BEGIN
   DROP TABLE IF EXISTS pg_temp.check_evaluation;
   CREATE TEMP TABLE check_evaluation (LIKE checks.evaluation) ON COMMIT DROP;
   DELETE FROM checks.buffer_site_cache c WHERE c.xact = v_xact;
-  IF p_permit_ids IS NULL THEN
-    INSERT INTO checks.buffer_site_cache (xact, plan_area_id, permit_id, baseline_on, parcels,
-                                          edge, wetland, central, buffer, own_buffer, effective)
-    SELECT v_xact, p_plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id) s;
-    IF q_all IS NOT NULL THEN
-      EXECUTE q_all USING p_plan_area_id, NULL::bigint;
-    END IF;
-  ELSE
-    -- Every permit's site is computed before any is cached: once the cache holds a row of
-    -- this transaction, checks.buffer_site reads the cache instead of computing, so caching
-    -- the first permit's site before computing the second would leave the second without
-    -- one (its buffer checks then saw no buffer, unlike a plan-wide run).
-    DROP TABLE IF EXISTS pg_temp.check_site_of;
-    CREATE TEMP TABLE check_site_of (LIKE checks.buffer_site_cache) ON COMMIT DROP;
-    FOREACH pid IN ARRAY p_permit_ids LOOP
-      INSERT INTO pg_temp.check_site_of (xact, plan_area_id, permit_id, baseline_on, parcels,
-                                         edge, wetland, central, buffer, own_buffer,
-                                         effective)
-      SELECT v_xact, p_plan_area_id, s.* FROM checks.buffer_site(p_plan_area_id, pid) s;
-    END LOOP;
-    INSERT INTO checks.buffer_site_cache SELECT * FROM pg_temp.check_site_of;
-    DROP TABLE pg_temp.check_site_of;
-    IF q_all IS NOT NULL THEN
-      FOREACH pid IN ARRAY p_permit_ids LOOP
-        EXECUTE q_all USING p_plan_area_id, pid;
-      END LOOP;
-    END IF;
-    IF p_district AND q_district IS NOT NULL THEN
-      -- District projects (the 7(c) checks) and the plan area (7(b)): the checks registered
-      -- with district_cases
-      EXECUTE q_district USING p_plan_area_id, NULL::bigint;
-    END IF;
+  -- every site is computed before any is cached: once the cache holds a row of this
+  -- transaction, checks.buffer_site_of reads the cache instead of computing
+  INSERT INTO checks.buffer_site_cache (xact, plan_area_id, permit_id, baseline_on, parcels,
+                                        edge, wetland, central, buffer, own_buffer, effective)
+  SELECT v_xact, p_plan_area_id, s.* FROM checks.buffer_site_of(p_plan_area_id, p_permit_ids) s;
+  IF q_all IS NOT NULL AND (p_permit_ids IS NULL OR cardinality(p_permit_ids) > 0
+                            OR p_district) THEN
+    -- with p_district, a NULL element asks the set-form functions for the District projects
+    -- (the 7(c) checks) and the plan area (7(b)) too
+    EXECUTE q_all USING p_plan_area_id, CASE WHEN p_permit_ids IS NOT NULL AND p_district
+                                             THEN p_permit_ids || NULL::bigint
+                                             ELSE p_permit_ids END;
+  END IF;
+  IF p_permit_ids IS NOT NULL AND p_district AND q_district IS NOT NULL THEN
+    -- the same of the functions of the one-permit form
+    EXECUTE q_district USING p_plan_area_id;
   END IF;
   DELETE FROM checks.buffer_site_cache c WHERE c.xact = v_xact;
   SELECT count(*) INTO n FROM check_evaluation;
@@ -125,6 +124,53 @@ END $$;
 COMMENT ON FUNCTION checks.evaluate(integer, bigint[], boolean) IS
   'Evaluates every check for some permits of a plan area (NULL: all, with the District '
   'projects) into the temporary table check_evaluation; returns the evaluations.';
+
+-- A run's worker sessions (rulem_db.checks, --workers; docs/checks.md, "Performance"): each
+-- evaluates its share of the permits on the snapshot the run exported and leaves the
+-- evaluations in checks.evaluation_stage under the run's stage id; the run's own session
+-- takes them back into pg_temp.check_evaluation (checks.take_staged) and records them.
+CREATE OR REPLACE FUNCTION checks.stage_evaluations(p_stage_id uuid, p_plan_area_id integer,
+                                                    p_permit_ids bigint[],
+                                                    p_district boolean DEFAULT false)
+RETURNS integer LANGUAGE plpgsql VOLATILE SET jit = off AS $$
+DECLARE
+  n integer;
+BEGIN
+  PERFORM checks.evaluate(p_plan_area_id, p_permit_ids, p_district);
+  INSERT INTO checks.evaluation_stage (stage_id, paragraph, check_code, severity, permit_id,
+                                       parcel_id, feature_id, passed, measured_value,
+                                       limit_value, unit, message, geom)
+  SELECT p_stage_id, e.* FROM pg_temp.check_evaluation e;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  DROP TABLE pg_temp.check_evaluation;
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION checks.stage_evaluations(uuid, integer, bigint[], boolean) IS
+  'A worker of a check run: evaluates some permits (checks.evaluate) into '
+  'checks.evaluation_stage under the run''s stage id; returns the evaluations.';
+
+CREATE OR REPLACE FUNCTION checks.take_staged(p_stage_id uuid) RETURNS integer
+LANGUAGE plpgsql VOLATILE SET jit = off AS $$
+DECLARE
+  n integer;
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.check_evaluation;
+  CREATE TEMP TABLE check_evaluation (LIKE checks.evaluation) ON COMMIT DROP;
+  WITH taken AS (
+    DELETE FROM checks.evaluation_stage s WHERE s.stage_id = p_stage_id RETURNING s.*
+  )
+  INSERT INTO pg_temp.check_evaluation
+  SELECT t.paragraph, t.check_code, t.severity, t.permit_id, t.parcel_id, t.feature_id,
+         t.passed, t.measured_value, t.limit_value, t.unit, t.message, t.geom
+  FROM taken t;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  -- rows a failed run left behind (its session ended before taking them) are of no use
+  DELETE FROM checks.evaluation_stage s WHERE s.staged_at < now() - interval '1 day';
+  RETURN n;
+END $$;
+COMMENT ON FUNCTION checks.take_staged(uuid) IS
+  'The run''s own session: moves its workers'' evaluations from checks.evaluation_stage into '
+  'pg_temp.check_evaluation (and drops what failed runs left a day ago or more).';
 
 -- Record pg_temp.check_evaluation in run p_run_id: failures as findings, one outcome per
 -- permit in scope (p_permit_ids, NULL: every permit the checks look at) and current check
@@ -139,7 +185,7 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
     SELECT * FROM pg_temp.check_evaluation e
     WHERE (e.permit_id IS NULL AND p_district)
        OR (e.permit_id IS NOT NULL
-           AND (p_permit_ids IS NULL OR e.permit_id = ANY (p_permit_ids)))
+           AND (p_permit_ids IS NULL OR e.permit_id IN (SELECT unnest(p_permit_ids))))
   ), f AS (
     INSERT INTO checks.finding (run_id, plan_area_id, paragraph, check_code, severity,
                                 permit_id, parcel_id, feature_id, measured_value, limit_value,
@@ -152,7 +198,7 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
   ), scope AS (
     SELECT ps.permit_id FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id
-      AND (p_permit_ids IS NULL OR ps.permit_id = ANY (p_permit_ids))
+      AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
   ), ranked AS (
     -- the worst evaluation of each permit and check: a failure first, then a case not
     -- evaluated, then by the measure; among equals the first feature, parcel and message,
@@ -268,17 +314,22 @@ COMMENT ON FUNCTION checks.run_checks(integer, bigint, jsonb) IS
   'an outcome per permit and check; returns the run id. p_why says why a full run was made.';
 
 REVOKE ALL ON FUNCTION checks.current_checks(), checks.evaluation_query(boolean),
-  checks.all_evaluations(integer, bigint), checks.evaluate(integer, bigint[], boolean),
+  checks.all_evaluations(integer, bigint[]), checks.evaluate(integer, bigint[], boolean),
   checks.record_evaluations(bigint, integer, bigint[], boolean), checks.finish_run(bigint),
   checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
-  checks.run_checks(integer, bigint, jsonb) FROM PUBLIC;
+  checks.run_checks(integer, bigint, jsonb),
+  checks.stage_evaluations(uuid, integer, bigint[], boolean), checks.take_staged(uuid)
+  FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION checks.current_checks(), checks.evaluation_query(boolean),
-  checks.all_evaluations(integer, bigint),
+  checks.all_evaluations(integer, bigint[]),
   checks.evaluate(integer, bigint[], boolean),
   checks.record_evaluations(bigint, integer, bigint[], boolean), checks.finish_run(bigint),
   checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
-  checks.run_checks(integer, bigint, jsonb) TO rulem_etl;
+  checks.run_checks(integer, bigint, jsonb),
+  checks.stage_evaluations(uuid, integer, bigint[], boolean), checks.take_staged(uuid)
+  TO rulem_etl;
 GRANT SELECT, INSERT ON checks.run, checks.finding, checks.outcome TO rulem_etl;
 GRANT SELECT, INSERT, DELETE ON checks.buffer_site_cache TO rulem_etl;
+GRANT SELECT, INSERT, DELETE ON checks.evaluation_stage TO rulem_etl;
 GRANT UPDATE ON checks.run TO rulem_etl;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA checks TO rulem_etl;

@@ -1,20 +1,24 @@
 -- 285_check_incremental: the nightly's rule checks evaluate only the permits whose inputs
--- changed since the run before and carry the others' findings and outcomes over, so a quiet
--- night costs next to nothing (docs/checks.md, "Incremental runs"). The result is the same
--- as a full run: every permit in scope has its outcomes in the new run, and pub.finding reads
--- it like any plan-wide run.
+-- changed since the run before and carry the others' findings and outcomes over, so a night
+-- costs in proportion to what changed (docs/checks.md, "Incremental runs": the table of which
+-- change reaches which permits, and why). The result is the same as a full run: every permit
+-- in scope has its outcomes in the new run, and pub.finding reads it like any plan-wide run.
 --
--- What counts as a change, and whom it touches (conservative: when in doubt, more permits):
+-- What counts as a change, and whom it touches (when in doubt, more permits):
 --   a permit, or any feature that belongs to one    that permit (old and new owner)
 --   a credit transfer                                the giving and the receiving permit
---   a parcel                                         permits naming its PIN (before or after),
---                                                    and permits within reach of it
---   any other feature with a place (wetland,         permits within reach of its old or new
---   delineation, ditch, soil, heritage area, ...)    geometry
---   wetland, delineation or ditch, in addition       every permit that names parcels: the
---                                                    buffer checks follow connectivity to the
---                                                    central wetland, which is not local
---   a functional assessment or hydroperiod record    permits within reach of its wetland
+--   a parcel                                         permits naming its PIN (before or after);
+--                                                    permits whose own buffer meets it (6(b))
+--   a feature other permits' checks read by place    the permits whose places (the site: their
+--   (wetland, delineation, ditch, buffer, trail,     parcels' box widened by checks.reach_m();
+--   marker, soil, heritage area, easement, another   or their own features of the kinds the
+--   permit's replacement, ...)                       checks compare it with) meet its old or
+--                                                    new geometry (checks.recheck_places)
+--   wetland, delineation or ditch, in addition       6(a) connectivity: the permits near the
+--                                                    network the change touches when that
+--                                                    network reaches a seed, and those whose
+--                                                    replacement touches it
+--   a hydroperiod record's wetland                   the permits with a record naming it
 --   a replacement without a permit                   the District projects
 --   a replacement's monitoring record                its replacement's permit (or the
 --                                                    District projects)
@@ -23,7 +27,6 @@
 --   check catalogue, or the checks' SQL itself
 --   a dated fact taking effect since the last run    permits measured as of today (undecided)
 --   (sql/175: approvals, parameter dates)            and the District projects
--- "Within reach" is within checks.recheck_reach_m() of the permit's parcels and features.
 -- When more than half of the permits would be rechecked, a full run is cheaper and is made.
 
 -- Which tables were written when: one row per statement that changed rows (not per row: a
@@ -95,6 +98,7 @@ DECLARE
   has_permit boolean;
   has_geom boolean;
   v_reach boolean := false;
+  v_cols text;
 BEGIN
   SELECT coalesce(array_agg(DISTINCT w.table_name ORDER BY w.table_name), '{}') INTO v_tables
   FROM ops.layer_write w WHERE w.written_at >= p_since;
@@ -107,10 +111,9 @@ BEGIN
                 'core.tr55_cover', 'core.plan_area', 'checks.rule_check')
        OR (x LIKE 'core.%' AND x <> 'core.feature'
            AND to_regclass(x) IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM information_schema.columns c
-                           WHERE c.table_schema = 'core'
-                             AND c.table_name = split_part(x, '.', 2)
-                             AND c.column_name = 'valid_from')));
+           AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                           WHERE a.attrelid = to_regclass(x) AND a.attname = 'valid_from'
+                             AND NOT a.attisdropped)));
   IF cardinality(v_global) > 0 THEN
     RETURN QUERY SELECT 'all'::text, NULL::bigint,
                         'written since the run before: ' || array_to_string(v_global, ', ');
@@ -155,14 +158,20 @@ BEGIN
   FOREACH t IN ARRAY v_tables LOOP
     CONTINUE WHEN t NOT LIKE 'core.%' OR t = 'core.feature';
     v_layer := split_part(t, '.', 2);
-    SELECT bool_or(c.column_name = 'permit_id'), bool_or(c.column_name = 'geom')
-      INTO has_permit, has_geom
-    FROM information_schema.columns c
-    WHERE c.table_schema = 'core' AND c.table_name = v_layer;
+    -- its columns, the geometry as its box: every test of a changed place below is one of
+    -- boxes (&&), and copying a wetland complex's thousands of vertices three times cost more
+    -- than the rest of the step
+    SELECT bool_or(a.attname = 'permit_id'), bool_or(a.attname = 'geom'),
+           string_agg(CASE WHEN a.attname = 'geom' THEN 'ST_Envelope(geom) AS geom'
+                           ELSE quote_ident(a.attname) END, ', ' ORDER BY a.attnum)
+      INTO has_permit, has_geom, v_cols
+    FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = t::regclass AND a.attnum > 0 AND NOT a.attisdropped;
 
     -- versions opened or closed since p_since
-    EXECUTE format('CREATE TEMP TABLE changed_rows ON COMMIT DROP AS SELECT * FROM core.%I '
-                   'WHERE plan_area_id = $1 AND (valid_from >= $2 OR valid_to >= $2)', v_layer)
+    EXECUTE format('CREATE TEMP TABLE changed_rows ON COMMIT DROP AS SELECT %s FROM core.%I '
+                   'WHERE plan_area_id = $1 AND (valid_from >= $2 OR valid_to >= $2)',
+                   v_cols, v_layer)
       USING p_plan_area_id, p_since;
 
     IF v_layer = 'permit' THEN
@@ -194,40 +203,38 @@ BEGIN
       FROM pg_temp.changed_rows c
       JOIN core.replacement r ON r.replacement_id = c.replacement_id AND r.valid_to IS NULL;
     END IF;
-    IF v_layer = 'parcel' THEN
+    IF v_layer = 'parcel' THEN  -- (a hash join on the PIN, not a search of each array)
       INSERT INTO recheck
       SELECT DISTINCT 'permit', pm.permit_id, 'a parcel the permit names changed'
-      FROM pg_temp.changed_rows c
-      JOIN core.permit pm ON pm.valid_to IS NULL AND pm.plan_area_id = p_plan_area_id
-                         AND c.pin_normalized = ANY (pm.parcel_pins);
-    END IF;
-    IF v_layer IN ('wetland', 'delineation', 'ditch') THEN
-      INSERT INTO recheck
-      SELECT 'permit', pm.permit_id, v_layer || ' changed: connectivity to the central wetland'
       FROM core.permit pm
-      WHERE pm.valid_to IS NULL AND pm.plan_area_id = p_plan_area_id
-        AND cardinality(pm.parcel_pins) > 0;
+      CROSS JOIN LATERAL unnest(pm.parcel_pins) n(pin)
+      JOIN pg_temp.changed_rows c ON c.pin_normalized = n.pin
+      WHERE pm.valid_to IS NULL AND pm.plan_area_id = p_plan_area_id;
+    END IF;
+    IF v_layer = 'wetland' THEN  -- 5(d) reads the receiving wetland's class and shape
+      INSERT INTO recheck
+      SELECT DISTINCT 'permit', h.permit_id, 'the receiving wetland of its 5(d) record changed'
+      FROM core.hydroperiod h
+      WHERE h.valid_to IS NULL AND h.plan_area_id = p_plan_area_id
+        AND h.wetland_id IN (SELECT c.wetland_id FROM pg_temp.changed_rows c);
     END IF;
 
-    -- the places that changed (old and new versions), for the permits within reach
+    -- the places that changed (old and new versions), for the permits whose places they reach
     IF has_geom THEN
       INSERT INTO pg_temp.all_changed_place
       SELECT v_layer, c.geom FROM pg_temp.changed_rows c WHERE c.geom IS NOT NULL;
       v_reach := true;
-    ELSIF v_layer IN ('functional_assessment', 'hydroperiod') THEN
+    ELSIF v_layer = 'functional_assessment' THEN  -- 3(e): the wetlands on the parcels
       INSERT INTO pg_temp.all_changed_place
-      SELECT v_layer, w.geom FROM pg_temp.changed_rows c
+      SELECT v_layer, ST_Envelope(w.geom) FROM pg_temp.changed_rows c
       JOIN core.wetland w ON w.wetland_id = c.wetland_id AND w.valid_to IS NULL;
       v_reach := true;
     END IF;
     DROP TABLE pg_temp.changed_rows;
   END LOOP;
 
-  IF v_reach THEN  -- each permit's reach: its parcels and features, expanded
-    INSERT INTO recheck
-    SELECT DISTINCT 'permit', r.permit_id, p.layer || ' changed within reach'
-    FROM checks.permit_reach(p_plan_area_id) r
-    JOIN pg_temp.all_changed_place p ON p.geom && r.reach;
+  IF v_reach THEN
+    PERFORM checks.recheck_near_changes(p_plan_area_id);
   END IF;
 
   RETURN QUERY
@@ -241,37 +248,217 @@ COMMENT ON FUNCTION checks.changes_since(integer, timestamptz, date, date) IS
   'What an incremental check run must evaluate again since a time: every permit (scope all), '
   'permits (scope permit) or the District projects (scope district), each with why.';
 
--- Each permit's reach: the box of its parcels and of its own features, expanded.
-CREATE OR REPLACE FUNCTION checks.permit_reach(p_plan_area_id integer)
-RETURNS TABLE (permit_id bigint, reach geometry)
-LANGUAGE plpgsql STABLE AS $$
+DROP FUNCTION IF EXISTS checks.permit_reach(integer);  -- now checks.recheck_near_changes
+
+-- Which places of a permit a changed feature of each layer can reach, read from what the
+-- checks compare it with (docs/checks.md, "Incremental runs"):
+--   site_widen  the permit's site: the box of its parcels widened by this much (m); every
+--               window of the buffer checks, the easement and the site's wetland is the
+--               parcels widened by checks.reach_m(); NULL: not the site;
+--   features    the kinds (layers) of the permit's own features the checks compare the layer
+--               with ('*': every kind), widened by feature_widen (m).
+-- A layer not listed reaches the site and every own feature widened by
+-- checks.recheck_reach_m(), well beyond any distance a check measures. Listed with neither:
+-- features only their own permit's checks read (the owner is rechecked for them anyway).
+CREATE OR REPLACE FUNCTION checks.recheck_places()
+RETURNS TABLE (layer text, site_widen double precision, features text[],
+               feature_widen double precision)
+LANGUAGE sql IMMUTABLE AS $$
+  VALUES
+    -- 3(e) on the parcels, 2(a) under the impacts, 7(g) and 7(b) under the structures, the
+    -- site's wetland and easement (6(a) connectivity: checks.recheck_near_changes)
+    ('wetland', checks.reach_m(), ARRAY['impact', 'structure'], 0::float8),
+    ('delineation', checks.reach_m(), ARRAY['impact', 'structure'], 0),
+    ('functional_assessment', checks.reach_m(), '{}'::text[], 0),  -- its wetland's place
+    ('ditch', checks.reach_m(), '{}', 0),                          -- 3(f) on the parcels
+    -- buffers and trails of any permit: the buffer site; 6(f) and 6(g) compare own features
+    ('buffer', checks.reach_m(), ARRAY['*'], 0),
+    ('trail', checks.reach_m(), ARRAY['*'], 0),
+    -- markers of any permit near the permit's own buffer (6(b))
+    ('buffer_marker', checks.reach_m(), ARRAY['buffer'], checks.recheck_reach_m()),
+    ('easement', checks.reach_m(), '{}', 0),                       -- 8 on the parcels
+    ('soil', NULL, ARRAY['*'], 0),                                 -- 5(c) land cover, BMPs
+    ('heritage_area', NULL, ARRAY['*'], 0),                        -- 7(c) disturbance
+    ('replacement', NULL, ARRAY['replacement'], 0),                -- 7(b) older claims
+    ('parcel', NULL, ARRAY['buffer'], 0),                          -- 6(b) lot lines
+    -- read by their own permit's checks only
+    ('impact', NULL, '{}', 0), ('structure', NULL, '{}', 0), ('grading', NULL, '{}', 0),
+    ('impervious', NULL, '{}', 0), ('bmp', NULL, '{}', 0), ('land_cover', NULL, '{}', 0),
+    ('subwatershed', NULL, '{}', 0), ('declaration', NULL, '{}', 0),
+    ('hydroperiod', NULL, '{}', 0), ('permit', NULL, '{}', 0),
+    ('credit_transfer', NULL, '{}', 0), ('replacement_monitoring', NULL, '{}', 0)
+$$;
+COMMENT ON FUNCTION checks.recheck_places() IS
+  'For each layer: which places of a permit (its site widened by site_widen m; its own '
+  'features of the kinds listed, widened by feature_widen m) a change of the layer reaches.';
+
+-- The network a change of wetland, delineation or ditch touches (6(a)): the current wetlands
+-- and ditches connected by touching to the changed places p_start (the boxes of old and new
+-- versions, of a delineation's study areas: more than the places, never less), and whether
+-- it reaches a central wetland seed. Searched on the
+-- features' own geometry: every wetland layer as of any date, and every permit's post-project
+-- wetland, is inside it (clipping and fill only take away), so the network of any of them
+-- that holds a changed place lies in what is found here. The search stops at a seed: what
+-- connects to the change only through a seed is connected to that seed whatever the change.
+CREATE OR REPLACE FUNCTION checks.touching_network(p_plan_area_id integer, p_start geometry[],
+                                                   OUT wetland_ids bigint[],
+                                                   OUT ditch_ids bigint[],
+                                                   OUT seeded boolean)
+LANGUAGE plpgsql STABLE SET jit = off AS $$
 DECLARE
-  q text := '';
-  t text;
+  fg geometry[] := coalesce(p_start, '{}');
+  nw bigint[];
+  nw_geom geometry[];
+  nd bigint[];
+  nd_geom geometry[];
 BEGIN
-  FOR t IN
-    SELECT c.table_name FROM information_schema.columns c
-    WHERE c.table_schema = 'core' AND c.column_name = 'permit_id'
-      AND EXISTS (SELECT 1 FROM information_schema.columns g
-                  WHERE g.table_schema = 'core' AND g.table_name = c.table_name
-                    AND g.column_name = 'geom')
+  wetland_ids := '{}';
+  ditch_ids := '{}';
+  seeded := false;
+  WHILE cardinality(fg) > 0 LOOP
+    seeded := seeded OR EXISTS (
+      SELECT 1 FROM unnest(fg) f(g) JOIN core.central_wetland_seed s ON s.geom && f.g
+      WHERE s.valid_to IS NULL AND s.plan_area_id = p_plan_area_id
+        AND ST_Intersects(f.g, s.geom));
+    SELECT coalesce(array_agg(x.wetland_id), '{}'), coalesce(array_agg(x.geom), '{}')
+      INTO nw, nw_geom
+    FROM (SELECT DISTINCT ON (w.wetland_id) w.wetland_id, w.geom
+          FROM unnest(fg) f(g) JOIN core.wetland w ON w.geom && f.g
+          WHERE w.valid_to IS NULL AND w.plan_area_id = p_plan_area_id
+            AND w.wetland_id NOT IN (SELECT unnest(wetland_ids))
+            AND ST_Intersects(f.g, w.geom)
+          ORDER BY w.wetland_id) x;
+    SELECT coalesce(array_agg(x.ditch_id), '{}'), coalesce(array_agg(x.geom), '{}')
+      INTO nd, nd_geom
+    FROM (SELECT DISTINCT ON (d.ditch_id) d.ditch_id, d.geom
+          FROM unnest(fg) f(g) JOIN core.ditch d ON d.geom && f.g
+          WHERE d.valid_to IS NULL AND d.plan_area_id = p_plan_area_id
+            AND d.ditch_id NOT IN (SELECT unnest(ditch_ids))
+            AND ST_Intersects(f.g, d.geom)
+          ORDER BY d.ditch_id) x;
+    wetland_ids := wetland_ids || nw;
+    ditch_ids := ditch_ids || nd;
+    fg := nw_geom || nd_geom;
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION checks.touching_network(integer, geometry[]) IS
+  'Current wetlands and ditches connected by touching to some places, and whether the '
+  'network reaches a central wetland seed (6(a)).';
+
+-- The permits the changed places (pg_temp.all_changed_place: layer, box of the old or new
+-- geometry) of
+-- an incremental run reach (checks.recheck_places), and, for wetland, delineation and ditch,
+-- those whose central wetland (6(a)) the change can move: added to pg_temp.recheck. Every
+-- search goes from the changed places through a spatial index, so the cost follows what
+-- changed; only the permits' site boxes are read for all permits, once, when a change reaches
+-- sites (a permit's site box is the box of all its parcels, which no index holds).
+CREATE OR REPLACE FUNCTION checks.recheck_near_changes(p_plan_area_id integer)
+RETURNS void LANGUAGE plpgsql VOLATILE SET jit = off AS $$
+DECLARE
+  f text;
+  net record;
+BEGIN
+  DROP TABLE IF EXISTS pg_temp.change_rule;
+  CREATE TEMP TABLE change_rule ON COMMIT DROP AS
+  SELECT c.layer, c.geom,
+         CASE WHEN r.layer IS NULL THEN checks.recheck_reach_m() ELSE r.site_widen END
+           AS site_widen,
+         coalesce(r.features, ARRAY['*']) AS features,
+         CASE WHEN r.layer IS NULL THEN checks.recheck_reach_m() ELSE r.feature_widen END
+           AS feature_widen
+  FROM pg_temp.all_changed_place c LEFT JOIN checks.recheck_places() r ON r.layer = c.layer;
+
+  -- the permits' own features of the kinds each change is compared with
+  FOR f IN
+    SELECT c.relname::text FROM pg_catalog.pg_class c
+    WHERE c.relnamespace = 'core'::regnamespace AND c.relkind = 'r'
+      AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                  WHERE a.attrelid = c.oid AND a.attname = 'permit_id' AND NOT a.attisdropped)
+      AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                  WHERE a.attrelid = c.oid AND a.attname = 'geom' AND NOT a.attisdropped)
     ORDER BY 1
   LOOP
-    q := q || format('UNION ALL SELECT x.permit_id, x.geom FROM core.%I x '
-                     'WHERE x.valid_to IS NULL AND x.plan_area_id = $1 '
-                     'AND x.permit_id IS NOT NULL ', t);
+    CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_temp.change_rule r
+                              WHERE f = ANY (r.features) OR '*' = ANY (r.features));
+    EXECUTE format(
+      'INSERT INTO pg_temp.recheck '
+      'SELECT DISTINCT %L, x.permit_id, r.layer || %L '
+      'FROM pg_temp.change_rule r JOIN core.%I x '
+      '  ON x.geom && ST_Expand(r.geom, r.feature_widen) '
+      'WHERE (%L = ANY (r.features) OR %L = ANY (r.features)) AND x.valid_to IS NULL '
+      '  AND x.plan_area_id = $1 AND x.permit_id IS NOT NULL',
+      'permit', ' changed within reach of its ' || f, f, f, '*')
+      USING p_plan_area_id;
   END LOOP;
-  RETURN QUERY EXECUTE format(
-    'SELECT s.permit_id, ST_Expand(ST_Extent(s.geom)::geometry, $2) FROM ('
-    '  SELECT pm.permit_id, pc.geom FROM core.permit pm '
-    '  JOIN core.parcel pc ON pc.valid_to IS NULL AND pc.plan_area_id = $1 '
-    '   AND pc.pin_normalized = ANY (pm.parcel_pins) '
-    '  WHERE pm.valid_to IS NULL AND pm.plan_area_id = $1 %s) s '
-    'GROUP BY s.permit_id', q)
-    USING p_plan_area_id, checks.recheck_reach_m();
+
+  -- the permits' sites, when a change reaches sites (or the network below is seeded)
+  IF EXISTS (SELECT 1 FROM pg_temp.change_rule r WHERE r.site_widen IS NOT NULL) THEN
+    DROP TABLE IF EXISTS pg_temp.site_box;
+    CREATE TEMP TABLE site_box ON COMMIT DROP AS
+    SELECT pm.permit_id, ST_Extent(pc.geom)::geometry AS box
+    FROM core.permit pm
+    CROSS JOIN LATERAL unnest(pm.parcel_pins) n(pin)
+    JOIN core.parcel pc ON pc.valid_to IS NULL AND pc.plan_area_id = p_plan_area_id
+                       AND pc.pin_normalized = n.pin
+    WHERE pm.valid_to IS NULL AND pm.plan_area_id = p_plan_area_id
+    GROUP BY pm.permit_id;
+    CREATE INDEX ON pg_temp.site_box USING gist (box);
+    ANALYZE pg_temp.site_box;
+    INSERT INTO pg_temp.recheck
+    SELECT DISTINCT 'permit', b.permit_id, r.layer || ' changed within reach of its site'
+    FROM pg_temp.change_rule r
+    JOIN pg_temp.site_box b ON b.box && ST_Expand(r.geom, r.site_widen)
+    WHERE r.site_widen IS NOT NULL;
+
+    -- 6(a): a change of wetland, delineation or ditch can connect or cut the network of
+    -- wetland that touches it. Its central wetland changes only for a permit near that
+    -- network when the network reaches a seed (an unconnected network stays unconnected for
+    -- every permit whose own replacement does not touch it: fill only takes wetland away),
+    -- and for a permit whose wetland replacement touches it (it may join it to a seed).
+    IF EXISTS (SELECT 1 FROM core.central_wetland_seed s
+               WHERE s.valid_to IS NULL AND s.plan_area_id = p_plan_area_id)
+       AND EXISTS (SELECT 1 FROM pg_temp.change_rule r
+                   WHERE r.layer IN ('wetland', 'delineation', 'ditch')) THEN
+      SELECT * INTO net FROM checks.touching_network(p_plan_area_id, ARRAY(
+        SELECT r.geom FROM pg_temp.change_rule r
+        WHERE r.layer IN ('wetland', 'delineation', 'ditch')));
+      IF net.seeded THEN
+        INSERT INTO pg_temp.recheck
+        SELECT 'permit', b.permit_id,
+               'connectivity to the central wetland: a changed wetland, delineation or ditch '
+               || 'touches the network within reach of its site'
+        FROM pg_temp.site_box b
+        WHERE EXISTS (SELECT 1 FROM core.wetland w
+                      WHERE w.geom && ST_Expand(b.box, checks.reach_m())
+                        AND w.valid_to IS NULL AND w.plan_area_id = p_plan_area_id
+                        AND w.wetland_id IN (SELECT unnest(net.wetland_ids)))
+           OR EXISTS (SELECT 1 FROM core.ditch d
+                      WHERE d.geom && ST_Expand(b.box, checks.reach_m())
+                        AND d.valid_to IS NULL AND d.plan_area_id = p_plan_area_id
+                        AND d.ditch_id IN (SELECT unnest(net.ditch_ids)));
+      END IF;
+      INSERT INTO pg_temp.recheck
+      SELECT DISTINCT 'permit', x.permit_id,
+             'connectivity to the central wetland: its replacement touches the network a '
+             || 'changed wetland, delineation or ditch touches'
+      FROM (SELECT w.geom FROM core.wetland w
+            WHERE w.wetland_id IN (SELECT unnest(net.wetland_ids)) AND w.valid_to IS NULL
+            UNION ALL
+            SELECT d.geom FROM core.ditch d
+            WHERE d.ditch_id IN (SELECT unnest(net.ditch_ids)) AND d.valid_to IS NULL
+            UNION ALL
+            SELECT r.geom FROM pg_temp.change_rule r
+            WHERE r.layer IN ('wetland', 'delineation', 'ditch')) n
+      JOIN core.replacement x ON x.geom && n.geom
+      WHERE x.valid_to IS NULL AND x.plan_area_id = p_plan_area_id
+        AND x.permit_id IS NOT NULL AND x.component = 'wetland';
+    END IF;
+  END IF;
+  DROP TABLE pg_temp.change_rule;
 END $$;
-COMMENT ON FUNCTION checks.permit_reach(integer) IS
-  'Box of each current permit''s parcels and features, expanded by checks.recheck_reach_m().';
+COMMENT ON FUNCTION checks.recheck_near_changes(integer) IS
+  'Adds to pg_temp.recheck the permits whose places the changed places of an incremental '
+  'run reach (checks.recheck_places), and those whose central wetland they can move (6(a)).';
 
 -- The permits the checks look at: checks.permit_site's rows without computing their sites
 -- (the same condition: current, not denied or withdrawn).
@@ -284,19 +471,20 @@ $$;
 COMMENT ON FUNCTION checks.permits_in_scope(integer) IS
   'Ids of the permits the checks look at (as checks.permit_site, without the sites).';
 
--- The nightly's check run: evaluate what changed since the base run, carry over the rest.
--- Returns the run that now holds the plan area's results: the base run itself when nothing
--- changed (no new run is recorded), else a new run.
-CREATE OR REPLACE FUNCTION checks.run_checks_since(p_plan_area_id integer,
-                                                   p_base_run_id bigint)
-RETURNS bigint LANGUAGE plpgsql VOLATILE SET jit = off AS $$
+-- What the nightly's check run must do since a base run (the latest finished plan-wide run):
+--   plan 'stand'  nothing any check reads changed: the base run's results stand;
+--   plan 'full'   a full run (no base run, a plan-wide change, or more than half of the
+--                 permits to evaluate again: cheaper than carrying the rest over);
+--   plan 'some'   evaluate permit_ids again (and the District projects when district), carry
+--                 the other permits' results over (checks.carry_over).
+-- why: the reasons, per permit id (or 'all', 'district'), as checks.run.rechecked_why.
+-- Refuses a base run that is not the latest plan-wide run.
+CREATE OR REPLACE FUNCTION checks.plan_checks_since(p_plan_area_id integer,
+                                                    p_base_run_id bigint)
+RETURNS TABLE (plan text, why jsonb, permit_ids bigint[], district boolean)
+LANGUAGE plpgsql VOLATILE SET jit = off AS $$
 DECLARE
   base checks.run;
-  rid bigint;
-  ids bigint[];
-  in_scope_ids bigint[];  -- the permits the checks look at now, read once
-  district boolean;
-  why jsonb;
   in_scope integer;
   c_scope text[];         -- what changed since the base run, as parallel arrays
   c_permit bigint[];
@@ -307,8 +495,9 @@ BEGIN
   WHERE r.run_id = p_base_run_id AND r.plan_area_id = p_plan_area_id
     AND r.permit_id IS NULL AND r.finished_at IS NOT NULL;
   IF NOT FOUND THEN
-    RETURN checks.run_checks(p_plan_area_id, NULL,
-                             jsonb_build_object('all', 'no earlier plan-wide check run'));
+    RETURN QUERY SELECT 'full'::text, jsonb_build_object('all', 'no earlier plan-wide check run'),
+                        NULL::bigint[], true;
+    RETURN;
   END IF;
   -- A later plan-wide run would be the base to use: refuse rather than carry over stale rows.
   IF EXISTS (SELECT 1 FROM checks.run r WHERE r.plan_area_id = p_plan_area_id
@@ -342,66 +531,105 @@ BEGIN
   IF c_scope IS NULL THEN
     -- Nothing any check reads changed (the quiet night: no temporary table, no scope read;
     -- the same answer as the test below would give): the base run's results stand.
-    RETURN base.run_id;
+    RETURN QUERY SELECT 'stand'::text, NULL::jsonb, NULL::bigint[], false;
+    RETURN;
   END IF;
   DROP TABLE IF EXISTS pg_temp.check_change;
   CREATE TEMP TABLE check_change ON COMMIT DROP AS
   SELECT * FROM unnest(c_scope, c_permit, c_why) AS c(scope, permit_id, why);
 
-  in_scope_ids := ARRAY(SELECT s.permit_id FROM checks.permits_in_scope(p_plan_area_id) s);
-  in_scope := cardinality(in_scope_ids);
+  SELECT count(*) INTO in_scope FROM checks.permits_in_scope(p_plan_area_id);
   SELECT array_agg(DISTINCT c.permit_id ORDER BY c.permit_id) FILTER (
-           WHERE c.scope = 'permit' AND c.permit_id = ANY (in_scope_ids)),
-         bool_or(c.scope = 'district'),
+           WHERE c.scope = 'permit' AND c.permit_id IN (
+             SELECT s.permit_id FROM checks.permits_in_scope(p_plan_area_id) s)),
+         coalesce(bool_or(c.scope = 'district'), false),
          jsonb_object_agg(coalesce(c.permit_id::text, c.scope), c.why)
-    INTO ids, district, why
+    INTO permit_ids, district, why
   FROM pg_temp.check_change c;
-  IF EXISTS (SELECT 1 FROM pg_temp.check_change c WHERE c.scope = 'all')
-     OR cardinality(ids) > in_scope / 2 THEN
-    rid := checks.run_checks(p_plan_area_id, NULL, CASE
-      WHEN EXISTS (SELECT 1 FROM pg_temp.check_change c WHERE c.scope = 'all')
-      THEN jsonb_build_object('all', (SELECT c.why FROM pg_temp.check_change c
-                                      WHERE c.scope = 'all'))
-      ELSE jsonb_build_object('all', format('%s of %s permits changed', cardinality(ids),
-                                            in_scope)) END);
-    DROP TABLE pg_temp.check_change;
-    RETURN rid;
-  END IF;
-  DROP TABLE pg_temp.check_change;
-  IF ids IS NULL AND NOT coalesce(district, false) THEN
+  IF EXISTS (SELECT 1 FROM pg_temp.check_change c WHERE c.scope = 'all') THEN
+    plan := 'full';
+    why := jsonb_build_object('all', (SELECT c.why FROM pg_temp.check_change c
+                                      WHERE c.scope = 'all' LIMIT 1));
+  ELSIF cardinality(permit_ids) > in_scope / 2 THEN
+    plan := 'full';
+    why := jsonb_build_object('all', format('%s of %s permits changed', cardinality(permit_ids),
+                                            in_scope));
+  ELSIF permit_ids IS NULL AND NOT district THEN
     -- Nothing any check reads changed, and the permits in scope are those of the base run
     -- (a permit entering or leaving scope is a change of the permit): its results stand.
-    RETURN base.run_id;
+    plan := 'stand';
+  ELSE
+    plan := 'some';
+    permit_ids := coalesce(permit_ids, '{}');
   END IF;
+  IF plan <> 'some' THEN
+    permit_ids := NULL;
+    district := plan = 'full';
+  END IF;
+  DROP TABLE pg_temp.check_change;
+  RETURN NEXT;
+END $$;
+COMMENT ON FUNCTION checks.plan_checks_since(integer, bigint) IS
+  'What an incremental check run must do since a plan-wide run: stand (the base run''s '
+  'results), full, or some (evaluate these permits and carry the others over), with why.';
 
-  ids := coalesce(ids, '{}');
-  district := coalesce(district, false);
-  rid := checks.start_run(p_plan_area_id, NULL, base.run_id, why);
-  PERFORM checks.evaluate(p_plan_area_id, ids, district);
-  PERFORM checks.record_evaluations(rid, p_plan_area_id, ids, district);
-  DROP TABLE pg_temp.check_evaluation;
-
-  -- Carry over what the base run found for every other permit still in scope (and for the
-  -- District projects when they were not evaluated again).
+-- Carry over into run p_run_id what the base run found for every permit in scope that is not
+-- in p_permit_ids (and for the District projects and the plan area unless p_district: they
+-- were evaluated again). Hashed lookups of the id sets: a search of the arrays per row was
+-- two billion comparisons for a state's 500,000 outcomes.
+CREATE OR REPLACE FUNCTION checks.carry_over(p_run_id bigint, p_plan_area_id integer,
+                                             p_base_run_id bigint, p_permit_ids bigint[],
+                                             p_district boolean)
+RETURNS void LANGUAGE sql VOLATILE SET jit = off AS $$
   INSERT INTO checks.finding (run_id, plan_area_id, paragraph, check_code, severity,
                               permit_id, parcel_id, feature_id, measured_value, limit_value,
                               unit, message, geom)
-  SELECT rid, f.plan_area_id, f.paragraph, f.check_code, f.severity, f.permit_id,
+  SELECT p_run_id, f.plan_area_id, f.paragraph, f.check_code, f.severity, f.permit_id,
          f.parcel_id, f.feature_id, f.measured_value, f.limit_value, f.unit, f.message, f.geom
   FROM checks.finding f
-  WHERE f.run_id = base.run_id
-    AND ((f.permit_id IS NULL AND NOT district)
-         OR (f.permit_id <> ALL (ids) AND f.permit_id = ANY (in_scope_ids)));
+  WHERE f.run_id = p_base_run_id
+    AND ((f.permit_id IS NULL AND NOT p_district)
+         OR (f.permit_id NOT IN (SELECT unnest(p_permit_ids))
+             AND f.permit_id IN (SELECT s.permit_id
+                                 FROM checks.permits_in_scope(p_plan_area_id) s)));
   INSERT INTO checks.outcome (run_id, plan_area_id, permit_id, paragraph, check_code,
                               outcome, measured_value, limit_value, unit, evaluated_count,
                               finding_count, message)
-  SELECT rid, o.plan_area_id, o.permit_id, o.paragraph, o.check_code, o.outcome,
+  SELECT p_run_id, o.plan_area_id, o.permit_id, o.paragraph, o.check_code, o.outcome,
          o.measured_value, o.limit_value, o.unit, o.evaluated_count, o.finding_count,
          o.message
   FROM checks.outcome o
-  WHERE o.run_id = base.run_id AND o.permit_id <> ALL (ids)
-    AND o.permit_id = ANY (in_scope_ids);
-  UPDATE checks.run SET rechecked_count = cardinality(ids) WHERE run_id = rid;
+  WHERE o.run_id = p_base_run_id AND o.permit_id NOT IN (SELECT unnest(p_permit_ids))
+    AND o.permit_id IN (SELECT s.permit_id FROM checks.permits_in_scope(p_plan_area_id) s);
+$$;
+COMMENT ON FUNCTION checks.carry_over(bigint, integer, bigint, bigint[], boolean) IS
+  'Copies a base run''s findings and outcomes of the permits in scope not evaluated again '
+  '(and of the District projects unless evaluated again) into a run.';
+
+-- The nightly's check run: evaluate what changed since the base run, carry over the rest.
+-- Returns the run that now holds the plan area's results: the base run itself when nothing
+-- changed (no new run is recorded), else a new run. (rulem_db.checks runs the same steps on
+-- several sessions with --workers.)
+CREATE OR REPLACE FUNCTION checks.run_checks_since(p_plan_area_id integer,
+                                                   p_base_run_id bigint)
+RETURNS bigint LANGUAGE plpgsql VOLATILE SET jit = off AS $$
+DECLARE
+  todo record;
+  rid bigint;
+BEGIN
+  SELECT * INTO todo FROM checks.plan_checks_since(p_plan_area_id, p_base_run_id);
+  IF todo.plan = 'stand' THEN
+    RETURN p_base_run_id;
+  ELSIF todo.plan = 'full' THEN
+    RETURN checks.run_checks(p_plan_area_id, NULL, todo.why);
+  END IF;
+  rid := checks.start_run(p_plan_area_id, NULL, p_base_run_id, todo.why);
+  PERFORM checks.evaluate(p_plan_area_id, todo.permit_ids, todo.district);
+  PERFORM checks.record_evaluations(rid, p_plan_area_id, todo.permit_ids, todo.district);
+  DROP TABLE pg_temp.check_evaluation;
+  PERFORM checks.carry_over(rid, p_plan_area_id, p_base_run_id, todo.permit_ids,
+                            todo.district);
+  UPDATE checks.run SET rechecked_count = cardinality(todo.permit_ids) WHERE run_id = rid;
   PERFORM checks.finish_run(rid);
   RETURN rid;
 END $$;
@@ -411,10 +639,16 @@ COMMENT ON FUNCTION checks.run_checks_since(integer, bigint) IS
   'change is plan-wide or touches most permits; the base run itself when nothing changed).';
 
 REVOKE ALL ON FUNCTION ops.log_layer_write(), checks.changes_since(integer, timestamptz, date,
-  date), checks.permit_reach(integer), checks.run_checks_since(integer, bigint),
+  date), checks.recheck_places(), checks.touching_network(integer, geometry[]),
+  checks.recheck_near_changes(integer), checks.run_checks_since(integer, bigint),
+  checks.plan_checks_since(integer, bigint),
+  checks.carry_over(bigint, integer, bigint, bigint[], boolean),
   checks.permits_in_scope(integer), checks.recheck_reach_m() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ops.log_layer_write(), checks.changes_since(integer, timestamptz,
-  date, date), checks.permit_reach(integer), checks.run_checks_since(integer, bigint),
+  date, date), checks.recheck_places(), checks.touching_network(integer, geometry[]),
+  checks.recheck_near_changes(integer), checks.run_checks_since(integer, bigint),
+  checks.plan_checks_since(integer, bigint),
+  checks.carry_over(bigint, integer, bigint, bigint[], boolean),
   checks.recheck_reach_m(), checks.permits_in_scope(integer) TO rulem_etl;
 GRANT INSERT ON ops.layer_write TO rulem_etl;
 GRANT SELECT ON ops.layer_write TO rulem_etl;

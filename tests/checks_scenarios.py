@@ -204,9 +204,10 @@ class Site:
             f"e.feature_id, e.passed, e.measured_value, e.limit_value, e.unit, e.message, "
             f"ST_AsText(e.geom) AS wkt, ST_Area(e.geom) AS area_m2, "
             f"ST_Length(e.geom) AS length_m, ST_GeometryType(e.geom) AS geom_type "
-            f"FROM checks.{function}(:pa, :pid) e "
+            f"FROM checks.{function}(:pa, CAST(:pids AS bigint[])) e "
             f"ORDER BY e.check_code, e.passed, e.measured_value"),
-            {"pa": PLAN_AREA_ID, "pid": permit_id}).mappings().all()
+            {"pa": PLAN_AREA_ID, "pids": None if permit_id is None else [permit_id]}
+        ).mappings().all()
         return [dict(r) for r in rows]
 
 

@@ -118,16 +118,76 @@ def test_carried_over_findings_show_in_pub_finding(engine) -> None:
     assert carried == before >= 1  # 25-002's "no 2(a) trigger" warning, carried over
 
 
-def test_a_wetland_change_rechecks_every_permit_that_names_parcels(engine) -> None:
+def test_a_wetland_change_rechecks_the_permits_near_it_only(engine) -> None:
     ids = _plan(engine)
     base = _full(engine)
-    with engine.begin() as conn:  # W1 grows: connectivity to the central wetland may change
+    with engine.begin() as conn:  # W1 grows, under 25-001's fill and beside its parcels
         conn.execute(sa.text(f"UPDATE core.wetland SET geom = {s.rect((0, 0, 350, 300))} "
                              "WHERE wetland_id = :w AND valid_to IS NULL"), {"w": ids["w1"]})
     inc = _since(engine, base)
     row = _run(engine, inc)
-    assert row.base_run_id is None  # both permits name parcels: more than half, a full run
-    assert "2 of 2 permits changed" in row.rechecked_why["all"]
+    assert row.base_run_id == base  # 25-002 is 5 km away: carried over
+    assert set(row.rechecked_why) == {str(ids["p1"])}
+    assert "wetland changed within reach of its" in row.rechecked_why[str(ids["p1"])]
+    assert _results(engine, inc) == _results(engine, _full(engine))
+
+
+def _far_wetland(engine: sa.Engine, ids: dict[str, int], seeded: bool) -> int:
+    """A chain of wetlands from x = 2,000 m (beyond reach of 25-001's site, which ends at
+    x = 1,000 m + 305 m) back to x = 1,100 m, within reach; with a central wetland seed at its
+    far end or not. Returns the far wetland."""
+    with engine.begin() as conn:
+        d = s.delineation(conn, "D-2", (1000, 0, 2500, 1000), "2020-01-01")
+        for k in range(9):
+            s.wetland(conn, d, f"C{k}", (1100 + 100 * k, 100, 1200 + 100 * k, 150))
+        far = s.wetland(conn, d, "C9", (2000, 100, 2100, 150))
+        if seeded:
+            conn.execute(sa.text(
+                f"INSERT INTO core.central_wetland_seed (plan_area_id, name, geom) "
+                f"VALUES (1, 'seed', {s.rect((2100, 100, 2200, 150))})"))
+    return far
+
+
+@pytest.mark.parametrize("seeded", [False, True])
+def test_a_far_wetland_rechecks_a_permit_only_when_its_network_reaches_a_seed(
+        engine, seeded: bool) -> None:
+    """6(a): cutting the far end off the chain changes which wetland is central, near 25-001,
+    only when the chain holds a seed; otherwise nothing near any permit can become central or
+    stop being so, and no permit is evaluated again."""
+    ids = _plan(engine)
+    far = _far_wetland(engine, ids, seeded)
+    base = _full(engine)
+    with engine.begin() as conn:  # the far wetland shrinks away from its neighbour
+        conn.execute(sa.text(f"UPDATE core.wetland SET geom = {s.rect((2010, 100, 2100, 150))} "
+                             "WHERE wetland_id = :w AND valid_to IS NULL"), {"w": far})
+    inc = _since(engine, base)
+    if not seeded:
+        assert inc == base  # nothing of any permit's checks changed
+        return
+    row = _run(engine, inc)
+    assert row.base_run_id == base and set(row.rechecked_why) == {str(ids["p1"])}
+    assert "connectivity to the central wetland" in row.rechecked_why[str(ids["p1"])]
+    assert _results(engine, inc) == _results(engine, _full(engine))
+
+
+def test_a_parcel_no_permit_names_or_buffers_rechecks_nothing(engine) -> None:
+    ids = _plan(engine)
+    with engine.begin() as conn:
+        other = s.parcel(conn, "P-4", (1000, 0, 1100, 100))  # next to P-2, named by none
+    base = _full(engine)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"UPDATE core.parcel SET geom = {s.rect((1000, 0, 1110, 100))} "
+                             "WHERE parcel_id = :p AND valid_to IS NULL"), {"p": other})
+    assert _since(engine, base) == base
+    with engine.begin() as conn:  # 25-001's own buffer reaches over it: its lot lines (6(b))
+        s.buffer(conn, ids["p1"], (900, 0, 1050, 50), "b1")
+    base = _full(engine)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"UPDATE core.parcel SET geom = {s.rect((1000, 0, 1100, 100))} "
+                             "WHERE parcel_id = :p AND valid_to IS NULL"), {"p": other})
+    row = _run(engine, _since(engine, base))
+    assert set(row.rechecked_why) == {str(ids["p1"])}
+    assert row.rechecked_why[str(ids["p1"])] == "parcel changed within reach of its buffer"
 
 
 def test_a_plan_boundary_change_makes_a_full_run(engine) -> None:
@@ -198,20 +258,29 @@ def test_the_python_api_says_what_was_evaluated(db_url, engine) -> None:
 
 
 @pytest.mark.parametrize("layer", ["soil", "heritage_area"])
-def test_a_local_layer_rechecks_only_the_permits_within_reach(engine, layer) -> None:
+@pytest.mark.parametrize("under", [True, False])
+def test_a_local_layer_rechecks_only_the_permits_whose_features_it_meets(
+        engine, layer: str, under: bool) -> None:
+    """Soils (5(c)) and heritage areas (7(c)) are read where they meet a permit's own
+    features: one over 25-002's fill rechecks it, one 100 m beside it rechecks nothing."""
     ids = _plan(engine)
     base = _full(engine)
-    with engine.begin() as conn:  # next to 25-002 only
+    box = (FAR + 5, 5, FAR + 25, 25) if under else (FAR + 100, 100, FAR + 200, 200)
+    with engine.begin() as conn:
         if layer == "soil":
             conn.execute(sa.text(
                 f"INSERT INTO core.soil (plan_area_id, source_fid, hydrologic_soil_group, "
                 f"high_groundwater, contaminated, geom) VALUES (1, 's1', 'A', false, false, "
-                f"{s.rect((FAR + 100, 100, FAR + 200, 200))})"))
+                f"{s.rect(box)})"))
         else:
-            s.heritage(conn, "C", "upland", (FAR + 100, 100, FAR + 200, 200), "h1")
-    row = _run(engine, _since(engine, base))
+            s.heritage(conn, "C", "upland", box, "h1")
+    inc = _since(engine, base)
+    if not under:
+        assert inc == base
+        return
+    row = _run(engine, inc)
     assert set(row.rechecked_why) == {str(ids["p2"])}
-    assert "changed within reach" in row.rechecked_why[str(ids["p2"])]
+    assert row.rechecked_why[str(ids["p2"])] == f"{layer} changed within reach of its impact"
 
 
 def test_statements_that_change_no_row_are_not_changes(db_url, engine) -> None:

@@ -206,3 +206,62 @@ def test_cli_prints_findings_grouped_by_permit(committed: None, db_url: str,
         ("6(c)", "buffer_avg_width", 40.0), ("7(b)", "replacement_deficit", FILL_ACRES)]
     assert cli.main(["--db", db_url, "check", "--plan-area", "nowhere"]) == 1
     assert "unknown plan area 'nowhere'" in capsys.readouterr().err
+    # on two sessions (rulem_db.checks.parallel): the same findings
+    assert cli.main(["--db", db_url, "check", "--workers", "2"]) == 0
+    assert "permit 24-001 (acd-53-62): 1 findings, 1 errors" in capsys.readouterr().out
+    assert cli.main(["--db", db_url, "check", "--workers", "0"]) == 1
+    assert "--workers must be 1 or more" in capsys.readouterr().err
+
+
+# -- the two forms of a check function (docs/checks.md, "Performance") ----------------------
+SET_PROBE = """
+CREATE FUNCTION checks.check_zz_set(p_plan_area_id integer, p_permit_ids bigint[] DEFAULT NULL)
+RETURNS SETOF checks.evaluation LANGUAGE sql STABLE AS $$
+  -- one case per permit, measured: how many permits this call was given (0: all)
+  SELECT 'T', 'set_probe', 'warning', ps.permit_id, NULL::bigint, NULL::bigint, true,
+         coalesce(cardinality(p_permit_ids), 0)::numeric, 0::numeric, 'permits', 'probe',
+         NULL::geometry
+  FROM checks.permit_site ps
+  WHERE ps.plan_area_id = p_plan_area_id
+    AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
+$$;
+CREATE FUNCTION checks.check_zz_one(p_plan_area_id integer, p_permit_id bigint DEFAULT NULL)
+RETURNS SETOF checks.evaluation LANGUAGE sql STABLE AS $$
+  -- one case per permit, measured: 1 when called for that permit alone, 0 for all
+  SELECT 'T', 'one_probe', 'warning', ps.permit_id, NULL::bigint, NULL::bigint, true,
+         (p_permit_id IS NOT NULL)::int::numeric, 0::numeric, 'permits', 'probe',
+         NULL::geometry
+  FROM checks.permit_site ps
+  WHERE ps.plan_area_id = p_plan_area_id
+    AND (p_permit_id IS NULL OR ps.permit_id = p_permit_id)
+$$;
+INSERT INTO checks.rule_check (paragraph, check_code, evaluated_by, defined_in, severity, worse,
+                               unit, sort_order, title, measure, not_applicable_when)
+VALUES ('T', 'set_probe', 'checks.check_zz_set', 'test', 'warning', 'higher', 'permits', 998,
+        'A probe.', 'Permits per call.', 'Never.'),
+       ('T', 'one_probe', 'checks.check_zz_one', 'test', 'warning', 'higher', 'permits', 999,
+        'A probe.', 'One permit per call.', 'Never.');
+"""
+
+
+def test_a_set_form_check_is_called_once_for_all_permits_and_a_one_permit_form_per_permit(
+        site: Site) -> None:
+    site.standard()
+    second = site.permit("24-002", ["P1"])
+    third = site.permit("24-003", ["P1"])
+    site.conn.execute(sa.text(SET_PROBE))
+    site.conn.execute(sa.text("SELECT checks.evaluate(1, ARRAY[:a, :b]::bigint[])"),
+                      {"a": site.permit_id, "b": second})
+    got = {(r.check_code, r.permit_id): float(r.measured_value) for r in site.conn.execute(
+        sa.text("SELECT check_code, permit_id, measured_value FROM pg_temp.check_evaluation "
+                "WHERE paragraph = 'T'"))}
+    assert got == {("set_probe", site.permit_id): 2.0, ("set_probe", second): 2.0,
+                   ("one_probe", site.permit_id): 1.0, ("one_probe", second): 1.0}
+    # a plan-wide run: each called once with NULL (every permit)
+    run_id = run(site)
+    measured = set(site.conn.execute(sa.text(
+        "SELECT check_code, permit_id, measured_value FROM checks.outcome "
+        "WHERE run_id = :r AND paragraph = 'T'"), {"r": run_id}).all())
+    assert {(c, p, float(m)) for c, p, m in measured} == {
+        (code, p, 0.0) for code in ("set_probe", "one_probe")
+        for p in (site.permit_id, second, third)}

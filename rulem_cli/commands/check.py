@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="plan area code (default: every plan area with a CWMP boundary)")
     p.add_argument("--last", action="store_true",
                    help="print the findings of the last run without running the checks")
+    p.add_argument("--workers", type=int, default=1,
+                   help="database sessions evaluating the permits at once (default 1; the "
+                        "nightly uses as many as the recompute)")
     add_format_option(p)
     p.set_defaults(func=_check)
 
@@ -31,8 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _check(args: argparse.Namespace) -> int:
     url = config.database_url(args.db)
     summary = None
+    if args.workers < 1:
+        raise ValueError("--workers must be 1 or more")
     if not args.last:
-        summary = checks.run_checks(url, permit_no=args.permit, plan_area=args.plan_area)
+        summary = checks.run_checks(url, permit_no=args.permit, plan_area=args.plan_area,
+                                    workers=args.workers)
     rows = checks.findings(url, permit_no=args.permit, plan_area=args.plan_area)
     if args.format != "table":
         emit(checks.FINDING_COLUMNS, [[r[c] for c in checks.FINDING_COLUMNS] for r in rows],

@@ -94,6 +94,39 @@ def _buffer_site_cache(md: sa.MetaData, srid: int) -> None:
     )
 
 
+def _evaluation_stage(md: sa.MetaData, srid: int) -> None:
+    """checks.evaluation_stage: the evaluations of a check run's worker sessions (sql/280,
+    revision 0039). Why a table: each worker evaluates its share of the permits in its own
+    transaction; the run's session takes the rows back and records them in one transaction,
+    so a failed run leaves no half-written findings."""
+    sa.Table(
+        "evaluation_stage", md,
+        sa.Column("stage_id", sa.Uuid, nullable=False,
+                  comment="The check run whose worker wrote the row (a random id per run)."),
+        sa.Column("staged_at", sa.DateTime(timezone=True), nullable=False,
+                  server_default=sa.text("now()"), comment="When the worker wrote it."),
+        sa.Column("paragraph", sa.Text, comment="Rule M paragraph."),
+        sa.Column("check_code", sa.Text, comment="Check code."),
+        sa.Column("severity", sa.Text, comment="error or warning."),
+        sa.Column("permit_id", sa.BigInteger,
+                  comment="Permit (none: a District project or the plan area)."),
+        sa.Column("parcel_id", sa.BigInteger, comment="Parcel."),
+        sa.Column("feature_id", sa.BigInteger, comment="Feature at fault."),
+        sa.Column("passed", sa.Boolean, comment="Passed, failed, or NULL: not evaluated."),
+        sa.Column("measured_value", sa.Numeric, comment="Measured value."),
+        sa.Column("limit_value", sa.Numeric, comment="Limit."),
+        sa.Column("unit", sa.Text, comment="Unit."),
+        sa.Column("message", sa.Text, comment="One-line message."),
+        sa.Column("geom", Geometry("GEOMETRY", srid=srid, spatial_index=False),
+                  comment="Place of the case."),
+        sa.Index("ix_evaluation_stage_stage", "stage_id"),
+        schema="checks",
+        prefixes=["UNLOGGED"],
+        comment="Transient: the evaluations of a check run's worker sessions, taken back and "
+                "deleted by the run (sql/280 checks.stage_evaluations).",
+    )
+
+
 def _finding_review(md: sa.MetaData) -> None:
     """checks.finding_case, checks.finding_occurrence, checks.finding_review (revision 0022).
 
@@ -219,6 +252,7 @@ def define(md: sa.MetaData, srid: int) -> None:
     """Add the checks schema's tables to the metadata."""
     _layer_write(md)
     _buffer_site_cache(md, srid)
+    _evaluation_stage(md, srid)
     sa.Table(
         "rule_check", md,
         sa.Column("paragraph", sa.Text, primary_key=True,

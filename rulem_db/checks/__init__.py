@@ -123,7 +123,8 @@ def bring_ledger_up_to_date(url_or_conn: str | sa.Connection) -> str | None:
 
 
 def run_checks(url_or_conn: str | sa.Connection, permit_no: str | None = None,
-               plan_area: str | None = None, since_last: bool = False) -> CheckSummary:
+               plan_area: str | None = None, since_last: bool = False,
+               workers: int = 1) -> CheckSummary:
     """Run every Rule M check and record the run(s).
 
     Every plan area with a CWMP boundary (or the one named), every permit (or the one named).
@@ -132,7 +133,8 @@ def run_checks(url_or_conn: str | sa.Connection, permit_no: str | None = None,
     only the permits whose inputs changed since the plan area's latest plan-wide run and
     carry the rest over (sql/285); when nothing changed, that run stands and no run is
     recorded. With a URL the run commits on its own; with a connection it joins the caller's
-    transaction.
+    transaction. workers (a URL, plan-wide): evaluate the permits on that many sessions at
+    once (rulem_db.checks.parallel), the run the same.
     """
     started = time.perf_counter()
     summary = CheckSummary()
@@ -152,7 +154,11 @@ def run_checks(url_or_conn: str | sa.Connection, permit_no: str | None = None,
                 with conn.begin_nested():
                     base = _latest_plan_wide_run(conn, pa) if since_last and pid is None \
                         else None
-                    if base is None:
+                    if workers > 1 and pid is None and isinstance(url_or_conn, str):
+                        from rulem_db.checks import parallel
+
+                        run_id = parallel.run_plan_wide(url_or_conn, pa, base, workers)
+                    elif base is None:
                         run_id = conn.execute(sa.text("SELECT checks.run_checks(:pa, :p)"),
                                               {"pa": pa, "p": pid}).scalar_one()
                     else:

@@ -13,6 +13,7 @@ form (rulem_db/pins.py), so a map of a permit's site reads like the table beside
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 import geopandas as gpd
 import matplotlib
@@ -30,6 +31,9 @@ from matplotlib.path import Path  # noqa: E402
 
 from rulem_db.pins import pin_display  # noqa: E402
 from rulem_db.reports.palette import SEVERITY_COLOURS  # noqa: E402
+
+if TYPE_CHECKING:
+    from rulem_db.reports.tiles import Raster
 
 BALANCE_COLOURS = {"deficit": "#d7301f", "balanced": "#bdbdbd", "surplus": "#31a354",
                    "none": "#ffffff"}
@@ -195,19 +199,30 @@ def _label_parcels(ax, fig, parcels: gpd.GeoDataFrame) -> int:
     return len(labels)
 
 
-def balance_map(parcels: gpd.GeoDataFrame, findings: gpd.GeoDataFrame | None,
+def balance_map(parcels: gpd.GeoDataFrame | None, findings: gpd.GeoDataFrame | None,
                 outline: gpd.GeoDataFrame | None, title: str,
                 highlight: set[int] | None = None, size: tuple[float, float] = (11, 8.5),
-                dpi: int = 110) -> bytes:
+                dpi: int = 110, raster: Raster | None = None,
+                highlighted: gpd.GeoDataFrame | None = None) -> bytes:
     """The PNG of a balance map.
 
     parcels needs columns status and geometry (parcel_id for highlight, pin for the labels
     a map at site scale carries); findings severity and geometry; outline a geometry.
     highlight: parcel ids drawn with a thick black edge (the parcels that changed since the
-    previous run).
+    previous run). A large plan area gives, instead of its parcels, the parcel raster kept
+    between nights (reports/tiles.py) and the highlighted parcels themselves.
     """
     fig, ax = plt.subplots(figsize=size, dpi=dpi)
+    if parcels is None:
+        parcels = gpd.GeoDataFrame({"status": [], "pin": []}, geometry=[])
     try:
+        if raster is not None:
+            ax.imshow(raster.pixels, extent=raster.frame.extent, origin="upper",
+                      interpolation="antialiased", zorder=1)
+            ax.update_datalim([raster.frame.extent[::2], raster.frame.extent[1::2]])
+            if highlight and highlighted is not None and len(highlighted):
+                _polygons(ax, highlighted.geometry, "none", zorder=3, edgecolors="#000000",
+                          linewidths=2.4)
         if len(parcels):
             colours = parcels["status"].map(BALANCE_COLOURS).fillna(BALANCE_COLOURS["none"])
             # parcel edges only where they can be seen: at tens of thousands of parcels an

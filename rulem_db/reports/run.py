@@ -23,7 +23,7 @@ layout.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -76,9 +76,12 @@ class _Data:
     parcel_changes: list[dict[str, Any]]
     findings: list[dict[str, Any]]
     permits: list[dict[str, Any]]
-    parcels: gpd.GeoDataFrame | None
+    parcels: gpd.GeoDataFrame | None  # every parcel, for a plan area drawn as vectors
     finding_geo: gpd.GeoDataFrame | None
     outline: gpd.GeoDataFrame | None
+    active: list[tuple] = field(default_factory=list)  # parcels with impact or credit
+    active_count: int = 0
+    parcel_count: int = 0
 
 
 def _rows(conn: sa.Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
@@ -131,10 +134,23 @@ def _read(conn: sa.Connection, run_id: int, url: str) -> _Data:
     plan = run["plan_area_id"]
     from rulem_db.reports import prefetch
 
-    # read ahead while the checks ran (flows.nightly), when it saw what the snapshot saw
-    parcels = prefetch.take(url, run_id, run["balance_state"])
-    if parcels is None:
-        parcels = read_parcel_frame(conn, plan)
+    count = parcel_count(conn, plan)
+    parcels = None
+    if drawn_as_vectors(count):
+        # read ahead while the checks ran (flows.nightly), when it saw what the snapshot saw
+        parcels = prefetch.take(url, run_id, run["balance_state"])
+        if parcels is None:
+            parcels = read_parcel_frame(conn, plan)
+    else:
+        prefetch.discard(url, run_id)
+    active = conn.execute(sa.text(
+        "SELECT pin, impact_acres, required_acres, credit_acres, credit_hosted_acres, "
+        "balance_acres, status FROM pub.parcel_balance "
+        "WHERE plan_area_id = :p AND status <> 'none' ORDER BY pin LIMIT :n"),
+        {"p": plan, "n": MAX_ROWS}).all()
+    active_count = conn.execute(sa.text(
+        "SELECT count(*) FROM pub.parcel_balance WHERE plan_area_id = :p "
+        "AND status <> 'none'"), {"p": plan}).scalar_one()
     finding_geo = _read_geo(conn, (
         # finding_id: the finding's ID from run to run (what `rulem-db finding` takes);
         # occurrence_id: this run's row (docs/checks.md, "Finding review")
@@ -167,7 +183,25 @@ def _read(conn: sa.Connection, run_id: int, url: str) -> _Data:
                       "credit_acres, transfer_in_acres, transfer_out_acres, "
                       "credit_proposed_acres, balance_acres, status FROM pub.permit_balance "
                       "WHERE plan_area_id = :p ORDER BY permit_no", p=plan),
-        parcels=parcels, finding_geo=finding_geo, outline=outline)
+        parcels=parcels, finding_geo=finding_geo, outline=outline,
+        active=[tuple(r) for r in active], active_count=int(active_count),
+        parcel_count=count)
+
+
+def parcel_count(conn: sa.Connection, plan_area_id: int) -> int:
+    """The plan area's current parcels."""
+    return int(conn.execute(sa.text(
+        "SELECT count(*) FROM core.parcel WHERE valid_to IS NULL AND plan_area_id = :p"),
+        {"p": plan_area_id}).scalar_one())
+
+
+def drawn_as_vectors(parcels: int) -> bool:
+    """Whether a plan area's maps draw every parcel from its polygon (and the report reads
+    them all): up to map.MAX_EDGED_PARCELS, where edges are drawn and a site may be labelled.
+    A larger one is drawn from the parcel raster kept between nights (reports/tiles.py)."""
+    from rulem_db.reports.map import MAX_EDGED_PARCELS
+
+    return parcels <= MAX_EDGED_PARCELS
 
 
 def folder_for(reports: Path, run: dict[str, Any]) -> Path:
@@ -203,10 +237,19 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
     folder.mkdir(parents=True, exist_ok=True)
     changed_ids = {int(r["parcel_id"]) for r in data.parcel_changes}
     title = f"Rule M nightly reconciliation: {data.run['plan_name']}"
+    raster = changed = None
+    if data.parcels is None:  # a large plan area: the kept raster, redrawn where it changed
+        from rulem_db.reports import tiles
+
+        with dbmod.connect(url) as conn:
+            raster = tiles.parcel_raster(conn, Path(reports), data.run["plan_code"],
+                                         data.run["plan_area_id"], run_id,
+                                         _frame_box(conn, data))
+            changed = _parcels_by_id(conn, changed_ids) if changed_ids else None
     balance_png = folder / "balance_map.png"
     balance_png.write_bytes(balance_map(
         data.parcels, data.finding_geo, data.outline,
-        f"Parcel balance and findings, run {run_id}"))
+        f"Parcel balance and findings, run {run_id}", raster=raster))
     changes_png = None
     if changed_ids:
         changes_png = folder / "changes_map.png"
@@ -214,8 +257,10 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
                  else "(first run: every parcel with a balance)")
         changes_png.write_bytes(balance_map(
             data.parcels, None, data.outline, f"Parcels whose balance changed {since}",
-            highlight=changed_ids))
-    parcel_csv = _write_parcel_csv(folder / "parcel_balance.csv", data.parcels, changed_ids)
+            highlight=changed_ids, raster=raster, highlighted=changed))
+    with dbmod.connect(url) as conn:
+        parcel_csv = write_parcel_csv(conn, folder / "parcel_balance.csv",
+                                      data.run["plan_area_id"], changed_ids)
     gpkg = _write_findings_gpkg(folder / "findings.gpkg", data.finding_geo)
     html_path = folder / "index.html"
     html_path.write_text(_html(data, status, message, title, balance_png, changes_png),
@@ -369,9 +414,56 @@ def write_index_with(conn: sa.Connection, reports: Path,
     return index
 
 
+def _frame_box(conn: sa.Connection, data: _Data) -> tuple[float, float, float, float]:
+    """The ground box a large plan area's raster covers: its outline's, else its parcels'."""
+    if data.outline is not None and len(data.outline):
+        return tuple(float(v) for v in data.outline.total_bounds)  # type: ignore[return-value]
+    row = conn.execute(sa.text(
+        "SELECT ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e) FROM (SELECT ST_Extent(geom) "
+        "AS e FROM core.parcel WHERE valid_to IS NULL AND plan_area_id = :p) x"),
+        {"p": data.run["plan_area_id"]}).one()
+    return tuple(float(v) for v in row)  # type: ignore[return-value]
+
+
+def _parcels_by_id(conn: sa.Connection, ids: set[int]) -> gpd.GeoDataFrame:
+    """Some current parcels by id (the changed ones, drawn over the raster)."""
+    return _read_geo(conn, "SELECT parcel_id, ST_AsEWKB(geom) AS geom FROM core.parcel "
+                     "WHERE valid_to IS NULL AND parcel_id = ANY (:ids) ORDER BY parcel_id",
+                     {"ids": sorted(ids)})
+
+
+# parcel_balance.csv as pandas wrote it from the parcel frame (floats in their shortest form,
+# 0 as 0.0; text quoted only where it must be): the same bytes, formatted by the server and
+# streamed by COPY, without reading every parcel's polygon into Python.
+def _csv_number(column: str) -> str:
+    return (f"CASE WHEN {column} IS NULL THEN NULL "
+            f"WHEN {column} = trunc({column}) AND abs({column}) < 1e15 "
+            f"THEN trunc({column})::bigint::text || '.0' "
+            f"ELSE ({column})::float8::text END AS {column}")
+
+
+def write_parcel_csv(conn: sa.Connection, path: Path, plan_area_id: int,
+                     changed: set[int]) -> Path:
+    """Every parcel with its balance (PARCEL_COLUMNS, by PIN) and whether it changed since
+    the previous run. Why COPY: reading a state's 1,000,000 parcels into Python to write them
+    out again took longer than the server takes to write the file."""
+    numbers = [c for c in PARCEL_COLUMNS if c.endswith("_acres")]
+    columns = ", ".join(
+        _csv_number(c) if c in numbers else c for c in PARCEL_COLUMNS)
+    query = (f"SELECT {columns}, CASE WHEN parcel_id IN (SELECT unnest(%(ids)s::bigint[])) "
+             "THEN 'true' ELSE 'false' END AS changed_since_previous_run "
+             "FROM pub.parcel_balance WHERE plan_area_id = %(p)s ORDER BY pin")
+    raw = conn.connection.dbapi_connection
+    with raw.cursor() as cur:
+        sql = cur.mogrify(query, {"ids": sorted(changed), "p": plan_area_id}).decode()
+        with open(path, "wb") as out:
+            cur.copy_expert(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv, HEADER)", out)
+    return path
+
+
 def _write_parcel_csv(path: Path, parcels: gpd.GeoDataFrame, changed: set[int]) -> Path:
-    """Every parcel with its balance; written by pandas in one call (a row loop took 3 s for a
-    county's 100,000 parcels)."""
+    """The same file written by pandas from the parcel frame (what write_parcel_csv must
+    equal byte for byte: tests/test_report_tiles.py)."""
     frame = parcels[list(PARCEL_COLUMNS)].copy()
     frame["changed_since_previous_run"] = frame["parcel_id"].astype("int64").isin(
         changed).map({True: "true", False: "false"})
@@ -592,19 +684,16 @@ def _findings_now(data: _Data) -> str:
 
 def _balances(data: _Data) -> str:
     permits = [tuple(p.values()) for p in data.permits]
-    active = data.parcels[data.parcels["status"] != "none"]
-    parcels = [tuple(r) for r in active[["pin", "impact_acres", "required_acres",
-                                         "credit_acres", "credit_hosted_acres",
-                                         "balance_acres", "status"]].itertuples(index=False)]
-    none = len(data.parcels) - len(active)
+    none = data.parcel_count - data.active_count
     return (
         "<h3>Permits</h3>"
         + h.table(("permit", "permit status", "impact", "required", "credit", "transfer in",
                    "transfer out", "proposed", "balance", "status"), permits,
                   status_columns=("status",), empty="No permits.")
-        + f"<h3>Parcels with impact or credit ({len(parcels)}; {none} others have none)</h3>"
+        + f"<h3>Parcels with impact or credit ({data.active_count}; {none} others have none)"
+          "</h3>"
         + h.table(("parcel", "impact", "required", "credit", "credit hosted", "balance",
-                   "status"), parcels[:MAX_ROWS], empty="No parcel has impact or credit."))
+                   "status"), data.active, empty="No parcel has impact or credit."))
 
 
 def _html(data: _Data, status: str, message: str, title: str, balance_png: Path,
