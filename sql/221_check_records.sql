@@ -96,7 +96,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
      '9: a condition of issuance')
   ) k (kind, paragraph, code, what, rule) ON k.kind = r.kind
   CROSS JOIN LATERAL (
-    SELECT coalesce(k.what, coalesce(r.title, 'a submittal')) AS what) w
+    SELECT coalesce(k.what, coalesce('"' || r.title || '"', 'a submittal')) AS what) w
   CROSS JOIN LATERAL (
     SELECT coalesce(r.submitted_on,
                     CASE WHEN r.kind = 'species_assessment' THEN a.species_assessment_on END)

@@ -171,12 +171,12 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
               THEN 'not evaluated: the groundwater analysis gives no positive existing flow '
                    'and proposed flow (facts.existing_flow, facts.proposed_flow)'
               WHEN r.ratio >= f.min_ratio
-              THEN format('groundwater flow through the site %s %s proposed, %s existing: %s of '
-                          'it (at least %s): not impeded', f.proposed, f.unit, f.existing,
-                          r.ratio, f.min_ratio)
-              ELSE format('groundwater flow through the site %s %s proposed, %s existing: %s of '
-                          'it < %s: the excavation or fill impedes it (5(f))', f.proposed,
-                          f.unit, f.existing, r.ratio, f.min_ratio) END,
+              THEN format('groundwater flow through the site %s %s proposed, %s %s existing: '
+                          '%s of it (at least %s): not impeded', f.proposed, f.unit, f.existing,
+                          f.unit, r.ratio, f.min_ratio)
+              ELSE format('groundwater flow through the site %s %s proposed, %s %s existing: '
+                          '%s of it < %s: the excavation or fill impedes it (5(f))', f.proposed,
+                          f.unit, f.existing, f.unit, r.ratio, f.min_ratio) END,
          NULL::geometry
   FROM flow f
   CROSS JOIN LATERAL (

@@ -75,7 +75,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          'missing',
          CASE WHEN d.approved_on IS NOT NULL
               THEN format('marker design and text approved in writing by the District%s on %s%s',
-                          CASE d.approved_by WHEN 'staff' THEN ' staff'
+                          CASE d.approved_by WHEN 'staff' THEN '''s staff'
                                              WHEN 'board' THEN '''s board' ELSE '' END,
                           d.approved_on, coalesce(' (' || d.document_ref || ')', ''))
               WHEN d.submitted_on IS NOT NULL
@@ -101,8 +101,9 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
               THEN format('all %s lots of record the subdivision creates along the buffer are '
                           'monumented', l.created)
               ELSE format('%s of the %s lots of record the subdivision creates along the buffer '
-                          'are not monumented (6(b): each lot of record to be created)',
-                          l.created - l.monumented, l.created) END,
+                          '%s not monumented (6(b): each lot of record to be created)',
+                          l.created - l.monumented, l.created,
+                          CASE WHEN l.created - l.monumented = 1 THEN 'is' ELSE 'are' END) END,
          NULL::geometry
   FROM lots l
 $$;
@@ -159,21 +160,21 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     -- value, the least and the most allowed (NULL: no bound), what it is, the facts it needs
     CROSS JOIN LATERAL (VALUES
       ('6(e)(ii)', 'canopy_intact', 'trees', checks.fact_num(r.facts, 'canopy_trees_removed'),
-       0::numeric, 0::numeric, 'wooded buffer and riparian canopy trees removed',
+       0::numeric, 0::numeric, 'wooded buffer and riparian canopy trees removed:',
        'canopy_trees_removed'),
       ('6(e)(iii)', 'restored_buffer', 'H:V', checks.fact_num(r.facts, 'slope_proposed_hv'),
        CASE WHEN p.slope0 IS NOT NULL THEN least(p.slope0, p.slope_max) END, NULL,
        format('restored average slope (horizontal:vertical; no steeper than the steeper of the '
-              'preexisting %s:1 and %s:1)', coalesce(p.slope0::text, '?'), p.slope_max),
+              'preexisting %s:1 and %s:1):', coalesce(p.slope0::text, '?'), p.slope_max),
        'slope_proposed_hv, slope_existing_hv'),
       ('6(e)(iii)', 'restored_buffer', 'in', checks.fact_num(r.facts, 'uncompacted_depth_in'),
-       p.depth_min, NULL, 'uncompacted depth of the top soil profile',
+       p.depth_min, NULL, 'uncompacted depth of the top soil profile:',
        'uncompacted_depth_in'),
       ('6(e)(iii)', 'restored_buffer', 'ratio', checks.fact_num(r.facts, 'permeability_ratio'),
-       p.perm_min, NULL, 'permeability as a share of the preexisting soil''s, uncompacted',
+       p.perm_min, NULL, 'permeability as a share of the preexisting soil''s, uncompacted:',
        'permeability_ratio'),
       ('6(e)(iii)', 'restored_buffer', '%', checks.fact_num(r.facts, 'organic_matter_pct'),
-       p.om_min, p.om_max, 'organic matter content of the top soil', 'organic_matter_pct')
+       p.om_min, p.om_max, 'organic matter content of the top soil:', 'organic_matter_pct')
     ) f (paragraph, code, unit, value, lower, upper, what, keys)
   )
   SELECT s.paragraph, s.code, 'error', r.permit_id, NULL::bigint, r.permit_record_id, v.ok,
@@ -193,17 +194,18 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          f.unit,
          CASE WHEN f.ok IS NULL
               THEN format('not evaluated: the buffer disturbance record%s does not give the %s '
-                          '(facts.%s)', f.doc, f.what, f.keys)
-              WHEN f.ok THEN format('buffer disturbance record%s: %s %s %s (%s)', f.doc,
-                                    f.what, f.value, f.unit, b.bound)
-              ELSE format('buffer disturbance record%s: %s %s %s, where %s asks %s', f.doc,
+                          '(facts.%s)', f.doc, rtrim(f.what, ':'), f.keys)
+              WHEN f.ok THEN format('buffer disturbance record%s: %s %s %s (%s %s)', f.doc,
+                                    f.what, f.value, f.unit, f.paragraph, b.bound)
+              ELSE format('buffer disturbance record%s: %s %s %s, where %s %s', f.doc,
                           f.what, f.value, f.unit, f.paragraph, b.bound) END,
          NULL::geometry
   FROM figure f
   CROSS JOIN LATERAL (
-    SELECT CASE WHEN f.upper IS NULL THEN format('at least %s %s', f.lower, f.unit)
-                WHEN f.upper = f.lower THEN format('%s %s', f.lower, f.unit)
-                ELSE format('%s-%s %s', f.lower, f.upper, f.unit) END AS bound) b
+    SELECT CASE WHEN f.upper IS NULL THEN format('asks at least %s %s', f.lower, f.unit)
+                WHEN f.upper = f.lower AND f.lower = 0 THEN 'allows none'
+                WHEN f.upper = f.lower THEN format('asks %s %s', f.lower, f.unit)
+                ELSE format('asks %s-%s %s', f.lower, f.upper, f.unit) END AS bound) b
   UNION ALL  -- no record: every criterion not evaluated
   SELECT k.paragraph, k.code, 'error', d.permit_id, NULL, NULL, NULL::boolean, NULL::numeric,
          NULL::numeric, k.unit,

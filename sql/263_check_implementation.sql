@@ -128,9 +128,11 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          coalesce(cardinality(m.missing), 0)::numeric, 0::numeric, 'years',
          CASE WHEN m.missing IS NOT NULL
               THEN format('replacement %s (certified %s): no monitoring record for %s (due by %s, '
-                          '%s days ago; an error once %s days overdue)', m.key, m.certified_on,
+                          '%s days overdue: %s)', m.key, m.certified_on,
                           array_to_string(m.missing, ', '), m.oldest_due, m.overdue_days,
-                          m.grace)
+                          CASE WHEN m.overdue_days <= m.grace
+                               THEN format('a warning for up to %s days', m.grace)
+                               ELSE format('an error after %s days', m.grace) END)
               WHEN m.next_year IS NULL
               THEN format('replacement %s (certified %s): all %s monitoring years (%s-%s) on '
                           'record', m.key, m.certified_on, m.n, m.first_year, m.last_year)
