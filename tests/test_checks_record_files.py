@@ -77,8 +77,8 @@ def test_a_bad_record_is_refused_in_one_line(db_url: str, engine: sa.Engine, tmp
 
 def test_staff_record_an_approval_through_the_edit_view(db_url: str, engine: sa.Engine,
                                                         tmp_path: Path) -> None:
-    """edit.permit_record (sql/950, from the catalogue's editable flag): the record is a new
-    version in core, and the 6(b) check reads it."""
+    """edit.permit_record (sql/950, from the catalogue's editable flag): a record staff add
+    and then correct is a first version and a new one in core, nothing overwritten."""
     _permit(db_url, tmp_path)
     with engine.begin() as conn:
         conn.execute(sa.text(
