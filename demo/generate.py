@@ -12,7 +12,10 @@ follows from those rectangles (1 acre = 4046.8564224 m^2, 1 ft = 0.3048 m).
 Determinism: the seed varies only attributes that no check reads (MnRAM ratings, recording and
 document numbers, the delineation files' SHA-256). Geometry, dates and every number in
 ``cases.toml`` are the same for every seed, and the same seed gives identical files (the GPKG's
-own metadata timestamps aside; compare features, not bytes).
+own metadata timestamps aside; compare features, not bytes) on the same day: the yearly
+monitoring visits on record are those made by the day the files are generated (``build``'s
+``today``), as they would be in a District's records, so a certified basin is never shown with a
+monitoring year overdue that the demo did not build to be.
 
 The plan area is 2,500 m x 2,000 m; local coordinates in this module are metres east and north
 of ``ORIGIN`` (its south-west corner). Layout, south to north: parcel row R1 (y 0-340), Main
@@ -71,9 +74,10 @@ permit case what it exercises                                impact ac credit ac
             pretreatment; inundation +4 days > 2 (moderate)
 24-013 13   buffer 20 m but 6 m (19.69 ft < 25) along 50 m,   0         0         0
             mean 56.43 ft; a 10x6 m shed in it (0.0148 ac)
-24-014 14   buffer without recorded declaration (6), with no  0         0         0
-            vegetation plan (6(d)), re-graded 60x12 m without
-            the 3-year declaration (6(e)(v))
+24-014 14   public land: buffer agreement executed by staff   0         0         0
+            (10; so no declaration, 6), no vegetation plan
+            (6(d)), re-graded 60x12 m without a 6(e) record
+            (6(g)) or the 3-year declaration (6(e)(v))
 24-015 15   roof rain garden 3 m (9.84 ft) from the wetland,  0         0         0
             on A/D muck (0.0297 ac); V_CD 8,895 ft^3 met by
             2,000 of biofiltration, no wet pond
@@ -92,9 +96,22 @@ Also: a District project replacement (2.9653 ac certified, no permit), a re-deli
 basin is wetland; 24-001's impact and credit must not change, being measured as of 2024-04-09),
 and a submitted, never approved delineation (W-201) that the ledger must ignore. Each decided
 permit's records (``_build_permit_records``): impact dates, conditions of issuance, a surety per
-wetland replacement feature, and two performance standards monitored in the year each
-certified replacement was certified; only 24-004's vegetation is not met. None of them moves a
-ledger figure.
+wetland replacement feature posted at issuance and held until monitoring ends, and two
+performance standards monitored each year of each certified replacement (the District's too)
+whose visit has come; only 24-004's 2025 vegetation is not met. Every permit's permit records
+(``_build_records``: the documents its work needs under docs/rule-m.md, and the District's
+requests). None of them moves a ledger figure. Besides the figures in the table, the permits
+built to fail the checks of replacement implementation and of the paragraphs without geometry:
+24-004 (no equivalence finding for its varying buffer, 6(c); an abandonment petition required
+and not filed, 9), 24-005 (no written marker design approval and one of two new lots not
+monumented, 6(b)), 24-006 (TEP review 14 days after the decision, 7(f)), 24-007 (drain tile
+before the surety was posted, 7(e); its fertilizer declaration condition open, 10), 24-008 (no
+Corps approval, 3(h); 100-year peak +1.30 cfs, 5(b)(ii)), 24-009 (species assessment and soil
+borings requested, 3(d), 3(g); no rate control or groundwater analysis), 24-011 (2025
+monitoring visit missed, 7(e)), 24-012 (site design statement silent on impervious surface,
+5(a)), 24-013 (declaration without the subdivision clause, 6), 24-015 (groundwater flow 0.80
+of existing, 5(f)), 24-016 (no erosion control plan, 4), 24-017 (surety released on
+certification, 7(e)).
 
 Choices that keep each case independent of how a checker reads the rule: every impact is on
 an isolated wetland (the CWMP's premise: develop upland, aggregate wetland), so the protected
