@@ -56,7 +56,8 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   FROM doc d
   UNION ALL
   SELECT '10', 'agreement_executor', 'error', d.permit_id, NULL, d.declaration_id,
-         d.executed_by = 'board', (d.executed_by IS DISTINCT FROM 'board')::int::numeric,
+         coalesce(d.executed_by = 'board', false),
+         (d.executed_by IS DISTINCT FROM 'board')::int::numeric,
          0::numeric, 'agreements',
          CASE d.executed_by
               WHEN 'board' THEN format('public-land agreement %s executed by the District''s '

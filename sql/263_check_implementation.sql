@@ -190,7 +190,8 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   UNION ALL
   -- 7(f) tep_before_decision
   SELECT '7(f)', 'tep_before_decision', 'error', a.permit_id, NULL, NULL,
-         CASE WHEN a.decided_on IS NOT NULL THEN a.tep_on <= a.decided_on END,
+         CASE WHEN a.decided_on IS NOT NULL
+              THEN coalesce(a.tep_on <= a.decided_on, false) END,
          CASE WHEN a.tep_on IS NOT NULL AND a.decided_on IS NOT NULL
               THEN greatest(a.tep_on - a.decided_on, 0)::numeric END,
          0::numeric, 'days',
