@@ -12,7 +12,10 @@ follows from those rectangles (1 acre = 4046.8564224 m^2, 1 ft = 0.3048 m).
 Determinism: the seed varies only attributes that no check reads (MnRAM ratings, recording and
 document numbers, the delineation files' SHA-256). Geometry, dates and every number in
 ``cases.toml`` are the same for every seed, and the same seed gives identical files (the GPKG's
-own metadata timestamps aside; compare features, not bytes).
+own metadata timestamps aside; compare features, not bytes) on the same day: the yearly
+monitoring visits on record are those made by the day the files are generated (``build``'s
+``today``), as they would be in a District's records, so a certified basin is never shown with a
+monitoring year overdue that the demo did not build to be.
 
 The plan area is 2,500 m x 2,000 m; local coordinates in this module are metres east and north
 of ``ORIGIN`` (its south-west corner). Layout, south to north: parcel row R1 (y 0-340), Main
@@ -71,9 +74,10 @@ permit case what it exercises                                impact ac credit ac
             pretreatment; inundation +4 days > 2 (moderate)
 24-013 13   buffer 20 m but 6 m (19.69 ft < 25) along 50 m,   0         0         0
             mean 56.43 ft; a 10x6 m shed in it (0.0148 ac)
-24-014 14   buffer without recorded declaration (6), with no  0         0         0
-            vegetation plan (6(d)), re-graded 60x12 m without
-            the 3-year declaration (6(e)(v))
+24-014 14   public land: buffer agreement executed by staff   0         0         0
+            (10; so no declaration, 6), no vegetation plan
+            (6(d)), re-graded 60x12 m without a 6(e) record
+            (6(g)) or the 3-year declaration (6(e)(v))
 24-015 15   roof rain garden 3 m (9.84 ft) from the wetland,  0         0         0
             on A/D muck (0.0297 ac); V_CD 8,895 ft^3 met by
             2,000 of biofiltration, no wet pond
@@ -92,9 +96,22 @@ Also: a District project replacement (2.9653 ac certified, no permit), a re-deli
 basin is wetland; 24-001's impact and credit must not change, being measured as of 2024-04-09),
 and a submitted, never approved delineation (W-201) that the ledger must ignore. Each decided
 permit's records (``_build_permit_records``): impact dates, conditions of issuance, a surety per
-wetland replacement feature, and two performance standards monitored in the year each
-certified replacement was certified; only 24-004's vegetation is not met. None of them moves a
-ledger figure.
+wetland replacement feature posted at issuance and held until monitoring ends, and two
+performance standards monitored each year of each certified replacement (the District's too)
+whose visit has come; only 24-004's 2025 vegetation is not met. Every permit's permit records
+(``_build_records``: the documents its work needs under docs/rule-m.md, and the District's
+requests). None of them moves a ledger figure. Besides the figures in the table, the permits
+built to fail the checks of replacement implementation and of the paragraphs without geometry:
+24-004 (no equivalence finding for its varying buffer, 6(c); an abandonment petition required
+and not filed, 9), 24-005 (no written marker design approval and one of two new lots not
+monumented, 6(b)), 24-006 (TEP review 14 days after the decision, 7(f)), 24-007 (drain tile
+before the surety was posted, 7(e); its fertilizer declaration condition open, 10), 24-008 (no
+Corps approval, 3(h); 100-year peak +1.30 cfs, 5(b)(ii)), 24-009 (species assessment and soil
+borings requested, 3(d), 3(g); no rate control or groundwater analysis), 24-011 (2025
+monitoring visit missed, 7(e)), 24-012 (site design statement silent on impervious surface,
+5(a)), 24-013 (declaration without the subdivision clause, 6), 24-015 (groundwater flow 0.80
+of existing, 5(f)), 24-016 (no erosion control plan, 4), 24-017 (surety released on
+certification, 7(e)).
 
 Choices that keep each case independent of how a checker reads the rule: every impact is on
 an isolated wetland (the CWMP's premise: develop upland, aggregate wetland), so the protected
@@ -193,7 +210,7 @@ LOAD_ORDER: tuple[str, ...] = (
     "replacement", "credit_transfer", "buffer", "trail", "buffer_marker", "easement",
     "declaration", "impervious", "grading", "structure", "land_cover", "subwatershed", "bmp",
     "hydroperiod", "species_record", "replacement_monitoring", "financial_assurance",
-    "permit_condition",
+    "permit_condition", "permit_record",
 )
 
 # TR-55 Table 2-2a rows the demo's land_cover uses; core.tr55_cover must hold these codes.
@@ -446,6 +463,25 @@ class Site:
     # Performance standards (keys of PERFORMANCE_STANDARDS) its certified replacement did not
     # meet in its first monitoring year (7(e) replacement_certification).
     monitoring_not_met: tuple[str, ...] = ()
+    # Monitoring years of its certified replacement with no visit (7(e) monitoring_due).
+    monitoring_skipped: tuple[int, ...] = ()
+    # The surety posted on this date rather than at issuance (7(e) impact_surety), and
+    # released when the replacement was certified (7(e) surety_held).
+    surety_posted_on: str | None = None
+    surety_released_on_certification: bool = False
+    # Declarations whose condition of issuance stays open past its due date (10).
+    open_conditions: tuple[str, ...] = ()
+    # The buffer declaration states the 6(b) subdivision clause (6); who executed a
+    # public-land agreement for the District (10: the board, never staff).
+    subdivision_clause: bool = True
+    agreement_executed_by: str = "board"
+    # Permit records (_build_records): the kinds left out of what the permit needs, the
+    # District's requests as (kind, title, answered), and facts that differ from the
+    # compliant ones as (kind, key, value).
+    records_missing: tuple[str, ...] = ()
+    extra_records: tuple[str, ...] = ()
+    requests: tuple[tuple[str, str, bool], ...] = ()
+    facts: tuple[tuple[str, str, Any], ...] = ()
 
 
 def _along(y: float, xs: Iterable[float]) -> tuple[XY, ...]:
@@ -470,6 +506,7 @@ SITES: tuple[Site, ...] = (
         buffer=((250, 864, 750, 880), (600, 930, 630, 960)),
         markers=_along(864, range(250, 751, 50)),
         subdivision=True, baseline_on="2024-04-09",
+        requests=(("requested_submittal", "Geotechnical report on the fill of W-010", True),),
     ),
     Site(
         "24-002", "Hodgson Road Partners",
@@ -509,6 +546,8 @@ SITES: tuple[Site, ...] = (
         trails=(((2000, 1136, 2250, 1136 + 8 * FT_M), 8.0),),
         structures=(("passive_recreation", (2120, 1095, 2124, 1160), None, "suspended_6fi"),),
         species_assessment_on="2024-05-20",
+        requests=(("species_assessment", "Blanding's turtle survey", True),
+                  ("abandonment_petition", "Partial abandonment of ACD 53-62 Lateral 3", True)),
     ),
     Site(
         "24-004", "Lakeview Builders Inc.",
@@ -527,6 +566,8 @@ SITES: tuple[Site, ...] = (
                  *_along(880 - 40 * FT_M, range(1150, 1251, 50))),
         trails=(((1000, 880 - 16 - 12 * FT_M, 1150, 864), 12.0),),
         monitoring_not_met=("vegetation",),
+        requests=(("abandonment_petition",
+                   "Partial abandonment of ACD 53-62 where it crosses R2-04", False),),
     ),
     Site(
         "24-005", "North Metro Homes Inc.",
@@ -546,12 +587,14 @@ SITES: tuple[Site, ...] = (
         markers=_along(864, (1250, 1300, 1350, 1400, 1450, 1550, 1700, 1750)),
         structures=(("utility", (1599, 820, 1602, 1000), "V-24-03", "public_utility_6fii"),),
         subdivision=True,
+        records_missing=("marker_design",),
+        facts=(("lot_monumentation", "lots_monumented", 1),),
     ),
     Site(
         "24-006", "Tamarack Ridge LLC",
         "Pole barn pad on the margin of a tamarack swamp; replacement basin dug into oak savanna",
         "Anoka Sand Plain Surveys", ("R1-06",),
-        "2024-04-01", "2024-05-14", "2024-07-09",
+        "2024-04-01", "2024-07-23", "2024-07-09",
         impacts=(("fill", (1270, 20, 1310, 100)),),
         replacements=(("wetland", "certified", (1300, 150, 1420, 250), "2025-08-01"),),
         subwatershed=(1255, 260, 1375, 320), receiving="W-016",
@@ -579,6 +622,7 @@ SITES: tuple[Site, ...] = (
         markers=_along(864, range(1750, 2001, 50)),
         easement_gap=(1900, 864, 1940, 910),
         declarations=("buffer",),
+        open_conditions=("fertilizer_snow",), surety_posted_on="2024-10-15",
     ),
     Site(
         "24-008", "Centerville Road Commercial LLC",
@@ -595,6 +639,9 @@ SITES: tuple[Site, ...] = (
         hydro=(1.2, 2.0, 5.0, 6.0),
         structures=(("road", (1265, 1724, 1420, 1736), None, "none"),),
         declarations=("fertilizer_snow",),
+        records_missing=("corps_approval",),
+        facts=(("rate_control", "existing_cfs", {"2": 3.4, "10": 8.1, "100": 16.9}),
+               ("rate_control", "proposed_cfs", {"2": 3.2, "10": 7.9, "100": 18.2})),
     ),
     # ---- added to fail every remaining check; each on parcels no other permit works ----
     Site(
@@ -610,6 +657,10 @@ SITES: tuple[Site, ...] = (
         bmps=(), hydro=None,
         grading=(10, 230, 80, 300),
         declarations=(), status="under_review", ditch_determination=None, easement=False,
+        records_missing=("rate_control", "groundwater"),
+        requests=(("species_assessment", "Protected species assessment of the basin margin",
+                   False),
+                  ("requested_submittal", "Soil borings at the house pad", False)),
     ),
     Site(
         "24-010", "Birch Street Storage LLC",
@@ -639,6 +690,7 @@ SITES: tuple[Site, ...] = (
               ("wet_pond", (2360, 1910, 2400, 1950), 1500, False)),
         hydro=(0.6, 0.6, 2.0, 2.0),
         declarations=("fertilizer_snow",), ditch_determination="permit",
+        monitoring_skipped=(2025,),
     ),
     Site(
         "24-012", "Sunrise Ridge Townhomes LLC",
@@ -652,6 +704,7 @@ SITES: tuple[Site, ...] = (
         bmps=(("infiltration", (1100, 240, 1140, 255), 1200, False),),
         hydro=(0.8, 1.2, 3.0, 7.0),
         declarations=("fertilizer_snow",), ditch_determination="permit",
+        facts=(("site_design", "minimize_impervious", None),),
     ),
     Site(
         "24-013", "Peltier Lake Properties LLC",
@@ -669,12 +722,14 @@ SITES: tuple[Site, ...] = (
         markers=(*_along(860, range(2000, 2201, 50)), *_along(874, (2225, 2250))),
         structures=(("other", (2100, 864, 2110, 870), None, "none"),),
         ditch_determination="permit",
+        subdivision_clause=False, extra_records=("buffer_equivalence",),
     ),
     Site(
-        "24-014", "Lino Lakes Ventures LLC",
-        "Single-family lot north of the marsh: the buffer is drawn and marked but its "
-        "declaration is not recorded, its vegetation plan never approved, and it was "
-        "re-graded without the three-year restoration declaration",
+        "24-014", "City of Lino Lakes",
+        "Public works yard north of the marsh: the buffer is drawn and marked, but the "
+        "agreement in place of its declaration was signed by District staff, its vegetation "
+        "plan never approved, and it was re-graded without any 6(e) plan or the three-year "
+        "restoration declaration",
         "Golden Lake Land Surveying", ("R3-01",),
         "2024-12-16", "2025-04-08", "2025-05-13",
         impacts=(), replacements=(),
@@ -686,8 +741,9 @@ SITES: tuple[Site, ...] = (
         buffer=((250, 1120, 500, 1136),),
         markers=_along(1136, range(250, 501, 50)),
         buffer_grading=((300, 1122, 360, 1134),),
-        declarations=("fertilizer_snow",), buffer_declared=False, vegetation_plan=False,
-        ditch_determination="permit",
+        declarations=("fertilizer_snow", "buffer"), vegetation_plan=False,
+        ditch_determination="permit", buffer_public=True, agreement_executed_by="staff",
+        records_missing=("buffer_disturbance",), open_conditions=("buffer_restoration_3yr",),
     ),
     Site(
         "24-015", "Clearwater Creek Homes Inc.",
@@ -705,6 +761,8 @@ SITES: tuple[Site, ...] = (
         buffer=((2250, 864, 2316, 880), (2300, 880, 2316, 1000)),
         markers=((2250, 864), (2300, 864), (2316, 900), (2316, 950), (2316, 1000)),
         ditch_determination="permit",
+        facts=(("groundwater", "existing_flow", 850),
+               ("groundwater", "proposed_flow", 680)),
     ),
     Site(
         "24-016", "Marshan Farms Inc.",
@@ -719,7 +777,7 @@ SITES: tuple[Site, ...] = (
               ("pretreatment", (1590, 240, 1598, 255), 300, False)),
         hydro=(1.1, 1.6, 5.0, 10.0),
         declarations=("fertilizer_snow",), ditch_determination="permit",
-        baseline_on="2019-06-15",
+        baseline_on="2019-06-15", records_missing=("erosion_control_plan",),
         land_cover_gap=(1640, 310, 1660, 330),
     ),
     Site(
@@ -732,6 +790,7 @@ SITES: tuple[Site, ...] = (
         replacements=(("wetland", "certified", (1150, 1300, 1250, 1380), "2025-09-15"),),
         subwatershed=None, receiving=None, impervious=(), bmps=(), hydro=None,
         declarations=(), ditch_determination="permit",
+        surety_released_on_certification=True,
     ),
 )
 FIRST_EDITION = 8  # SITES[:8] are the demo's first eight permits (see build)
@@ -750,6 +809,7 @@ PERFORMANCE_STANDARDS: dict[str, str] = {
 MONITORING_DAY = "09-20"  # the yearly monitoring visit, late growing season
 MONITORING_FAILURE_NOTE = ("reed canary grass covers about 35 % of the basin; the District asks "
                            "for control and reseeding before the surety is released")
+MONITORING_YEARS = 5  # the parameter monitoring_years (sql/030): years from certification
 CONSTRUCTION_TO_CERTIFIED = 60  # days between construction and certification
 IMPACT_DAYS = 30  # days from the start of a permit's impact to its completion
 SURETY_USD_PER_ACRE = 10_000.0
@@ -1227,7 +1287,11 @@ def _site_declarations(c: Collector, s: Site, docs: Iterable[str],
         number = buffer_doc if kind == "buffer" else next(docs)
         c.add("declaration", c.next_key("DC"), None, permit_key=s.permit_no, kind=kind,
               recording_no=None if public else number,
-              recorded_on=None if public else _recorded_on(s), public_land_agreement=public)
+              recorded_on=None if public else _recorded_on(s), public_land_agreement=public,
+              subdivision_clause=s.subdivision_clause if kind == "buffer" and not public
+              else None,
+              conveyance_clause=True if public else None,
+              executed_by=s.agreement_executed_by if public else None)
 
 
 def site_parcels(s: Site) -> BaseGeometry:
@@ -1305,15 +1369,17 @@ def _build_plan_records(c: Collector) -> None:
           observed_on=observed, status=status)
 
 
-def _build_permit_records(c: Collector) -> None:
+def _build_permit_records(c: Collector, today: date) -> None:
     """Monitoring years, sureties and conditions of issuance, after every other feature (no
-    other key shifts): for each decided permit, a surety per wetland replacement feature at
-    SURETY_USD_PER_ACRE (letter of credit; a bond on public land), released on certification
-    but where monitoring failed; every PERFORMANCE_STANDARDS standard observed in the year of
-    certification on each certified wetland replacement, met but where the site says
-    (``monitoring_not_met``); conditions of issuance for its declarations, easement and
-    sureties, met when recorded or posted; and the impact dates of a permit with impacts (on
-    the permit records, see _build_permits)."""
+    other key shifts). For each decided permit: a surety per wetland replacement feature at
+    SURETY_USD_PER_ACRE (letter of credit; a bond on public land), posted at issuance and held
+    until the replacement is certified and its monitoring years met (so all are held: none is
+    through MONITORING_YEARS yet), but where the site says otherwise (``surety_posted_on``,
+    ``surety_released_on_certification``); conditions of issuance for its declarations,
+    easement and sureties, met when recorded or posted, open where the site says
+    (``open_conditions``); and the impact dates of a permit with impacts (on the permit
+    records, see _build_permits). Every certified wetland replacement, the District's too, is
+    monitored (``_monitoring``)."""
     replacements = {f.key: f for f in c.layers["replacement"]}
     for s in SITES:
         if s.decided_on is None:
@@ -1321,28 +1387,21 @@ def _build_permit_records(c: Collector) -> None:
         mine = [f for f in replacements.values()
                 if f.attrs.get("permit_key") == s.permit_no
                 and f.attrs["component"] == "wetland"]
+        posted = s.surety_posted_on or s.decided_on
         for f in mine:
-            held = bool(s.monitoring_not_met)
             certified_on = f.attrs["certified_on"]
             c.add("financial_assurance", c.next_key("SU"), None, permit_key=s.permit_no,
                   replacement_key=f.key,
                   amount=surety_usd(f.geom.area),
                   instrument="bond" if s.buffer_public else "letter_of_credit",
-                  posted_on=_recorded_on(s),
-                  released_on=None if held or certified_on is None else certified_on)
-            if certified_on is None:
-                continue
-            year = int(certified_on[:4])
-            for standard, words in PERFORMANCE_STANDARDS.items():
-                failed = standard in s.monitoring_not_met
-                c.add("replacement_monitoring", c.next_key("RM"), None,
-                      replacement_key=f.key, monitoring_year=year,
-                      performance_standard=words, outcome="not_met" if failed else "met",
-                      observed_on=f"{year}-{MONITORING_DAY}",
-                      notes=MONITORING_FAILURE_NOTE if failed else None)
+                  posted_on=posted,
+                  released_on=certified_on if s.surety_released_on_certification else None)
+            _monitoring(c, f, s.monitoring_not_met, s.monitoring_skipped, today)
         recorded = _recorded_on(s)
         conditions = [("declaration", f"Record the {kind} declaration",
                        kind != "buffer" or s.buffer_declared) for kind in s.declarations]
+        conditions += [("declaration", f"Record the {kind} declaration", False)
+                       for kind in s.open_conditions]
         if s.easement:
             conditions.append(("easement", "Convey and record the easement of section 8", True))
         if mine:
@@ -1350,7 +1409,144 @@ def _build_permit_records(c: Collector) -> None:
         for kind, words, met in conditions:
             c.add("permit_condition", c.next_key("PC"), None, permit_key=s.permit_no,
                   condition=words, kind=kind, state="met" if met else "open",
-                  due_on=recorded, met_on=recorded if met else None)
+                  due_on=recorded,
+                  met_on=(posted if kind == "surety" else recorded) if met else None)
+    for f in replacements.values():  # the District monitors its own projects too
+        if f.attrs.get("permit_key") is None and f.attrs["component"] == "wetland":
+            _monitoring(c, f, (), (), today)
+
+
+def _monitoring(c: Collector, f: Feature, not_met: tuple[str, ...],
+                skipped: tuple[int, ...], today: date) -> None:
+    """The yearly visits of a certified wetland replacement feature: each of
+    PERFORMANCE_STANDARDS observed on MONITORING_DAY (in the year of certification, on the
+    certification date when that is later) of each of its MONITORING_YEARS years, as far as
+    ``today`` reaches (a visit not made yet is not on record), but the ``skipped`` years;
+    ``not_met`` standards fail in the first year."""
+    certified_on = f.attrs.get("certified_on")
+    if certified_on is None:
+        return
+    first = int(certified_on[:4])
+    for year in range(first, first + MONITORING_YEARS):
+        visit = max(f"{year}-{MONITORING_DAY}", certified_on if year == first else "")
+        if year in skipped or date.fromisoformat(visit) > today:
+            continue
+        for standard, words in PERFORMANCE_STANDARDS.items():
+            failed = year == first and standard in not_met
+            c.add("replacement_monitoring", c.next_key("RM"), None,
+                  replacement_key=f.key, monitoring_year=year,
+                  performance_standard=words, outcome="not_met" if failed else "met",
+                  observed_on=visit, notes=MONITORING_FAILURE_NOTE if failed else None)
+
+
+def _days(on: str, n: int) -> str:
+    return (date.fromisoformat(on) + timedelta(days=n)).isoformat()
+
+
+def record_kinds(s: Site) -> tuple[str, ...]:
+    """The permit records a site needs (docs/rule-m.md), before ``records_missing``: the Corps'
+    approval of an impact (3(h)), an erosion control plan for any work on the land (4), for
+    section 5's work a site design statement (5(a)) and a rate control analysis (5(b)(ii)),
+    a groundwater analysis for that work or fill and excavation (5(f)), the marker design's
+    written approval for a buffer of its own with markers (6(b)), the lots a subdivision
+    with a buffer creates (6(b)), and a buffer disturbance record for grading in a buffer
+    (6(e)); plus ``extra_records``."""
+    section5 = s.subdivision or bool(s.impervious) or bool(s.grading or s.subwatershed)
+    fills = any(kind in ("fill", "excavate") for kind, _ in s.impacts)
+    disturbs = bool(s.impacts or s.impervious or s.grading or s.subwatershed
+                    or s.replacements or s.bmps or s.structures)
+    kinds = [k for k, need in (
+        ("corps_approval", bool(s.impacts)),
+        ("erosion_control_plan", disturbs),
+        ("site_design", section5),
+        ("rate_control", section5),
+        ("groundwater", section5 or fills),
+        ("marker_design", bool(s.buffer) and (bool(s.markers) or not s.buffer_public)),
+        ("lot_monumentation", s.subdivision and bool(s.buffer)),
+        ("buffer_disturbance", bool(s.buffer_grading)),
+    ) if need]
+    return tuple(k for k in (*kinds, *s.extra_records) if k not in s.records_missing)
+
+
+# The compliant facts of each kind of permit record (docs/rule-m.md); a site changes them with
+# ``facts``.
+RECORD_FACTS: dict[str, dict[str, Any]] = {
+    "site_design": {
+        "minimize_impervious": "shared driveway, narrowest street section the city allows",
+        "maximize_infiltration": "roof and lot runoff routed to the infiltration basin",
+        "reduce_peak_flow": "disconnected impervious surface; outlet sized below existing rates",
+        "reduce_pollutant_transport": "forebay ahead of the basin; vegetated swales",
+    },
+    "rate_control": {"existing_cfs": {"2": 1.2, "10": 2.9, "100": 6.1},
+                     "proposed_cfs": {"2": 1.1, "10": 2.7, "100": 5.8}},
+    "groundwater": {"existing_flow": 1200, "proposed_flow": 1200, "unit": "gpd"},
+    "lot_monumentation": {"lots_created": 2, "lots_monumented": 2},
+    "buffer_disturbance": {
+        "erosion_control_plan": True, "canopy_trees_removed": 0, "slope_existing_hv": 6.0,
+        "slope_proposed_hv": 6.5, "uncompacted_depth_in": 18, "permeability_ratio": 1.1,
+        "organic_matter_pct": 8, "sheet_flow_improved": True, "habitat_maintained": True,
+        "revegetation_plan": True, "stability_finding": True,
+    },
+}
+RECORD_REFS: dict[str, str] = {  # the District's document numbers: permit/<code>
+    "erosion_control_plan": "ECP", "site_design": "SDS", "rate_control": "RCA",
+    "groundwater": "GWA", "marker_design": "MDA", "lot_monumentation": "LOT",
+    "buffer_equivalence": "BEQ", "buffer_disturbance": "BDP", "species_assessment": "SPA",
+    "requested_submittal": "SUB", "abandonment_petition": "PAP",
+}
+RECORD_TITLES: dict[str, str] = {
+    "corps_approval": "U.S. Army Corps of Engineers Section 404 authorization",
+    "erosion_control_plan": "Rule D erosion and sediment control plan",
+    "site_design": "Site design statement (5(a))",
+    "rate_control": "Rule C peak flow rate analysis",
+    "groundwater": "Groundwater flow analysis",
+    "marker_design": "Buffer marker design and text",
+    "lot_monumentation": "Buffer monumentation of the new lots of record",
+    "buffer_equivalence": "Finding of equivalence to a uniform 50 ft buffer",
+    "buffer_disturbance": "Buffer disturbance plan under 6(e)",
+}
+
+
+def _build_records(c: Collector) -> None:
+    """The permit records of every site (``record_kinds``, RECORD_FACTS with the site's
+    ``facts``) and the District's requests (``requests``), after every other feature (no
+    other key shifts). Submitted with the application; District approvals with the decision
+    (the erosion control plan and the equivalence finding by the board), the marker design by
+    staff two weeks after it (10), the Corps' three weeks after it. A request is made two
+    weeks into the review (a partial abandonment petition at the decision, as a condition of
+    issuance, 9) and answered a month (45 days) later, a species assessment on the permit's
+    species_assessment_on."""
+    for s in SITES:
+        overrides: dict[str, dict[str, Any]] = {}
+        for kind, key, value in s.facts:
+            overrides.setdefault(kind, {})[key] = value
+        for kind in record_kinds(s):
+            facts = {k: v for k, v in {**RECORD_FACTS.get(kind, {}),
+                                       **overrides.get(kind, {})}.items() if v is not None}
+            approved_on = approved_by = None
+            if s.decided_on and kind in ("erosion_control_plan", "buffer_equivalence"):
+                approved_on, approved_by = s.decided_on, "board"
+            elif s.decided_on and kind == "marker_design":
+                approved_on, approved_by = _days(s.decided_on, 14), "staff"
+            elif s.decided_on and kind == "corps_approval":
+                approved_on = _days(s.decided_on, 21)
+            ref = (f"MVP-20{s.permit_no[:2]}-0{s.permit_no[3:]}-RCW"
+                   if kind == "corps_approval" else f"{s.permit_no}/{RECORD_REFS[kind]}")
+            c.add("permit_record", c.next_key("PR"), None, permit_key=s.permit_no, kind=kind,
+                  title=RECORD_TITLES[kind], submitted_on=s.applied_on,
+                  approved_on=approved_on, approved_by=approved_by, document_ref=ref,
+                  facts=json.dumps(facts, sort_keys=True) if facts else None)
+        for kind, title, answered in s.requests:
+            if kind == "abandonment_petition":
+                requested, answer = s.decided_on or s.applied_on, 45
+            else:
+                requested, answer = _days(s.applied_on, 14), 30
+            done = (s.species_assessment_on if kind == "species_assessment"
+                    and s.species_assessment_on else _days(requested, answer))
+            c.add("permit_record", c.next_key("PR"), None, permit_key=s.permit_no, kind=kind,
+                  title=title, requested_on=requested,
+                  submitted_on=done if answered else None,
+                  document_ref=f"{s.permit_no}/{RECORD_REFS[kind]}" if answered else None)
 
 
 def surety_usd(area_m2: float) -> float:
@@ -1358,8 +1554,9 @@ def surety_usd(area_m2: float) -> float:
     return float(-(-round(acres(area_m2) * SURETY_USD_PER_ACRE) // 100) * 100)
 
 
-def build(seed: int = DEFAULT_SEED) -> dict[str, list[Feature]]:
-    """Every demo feature by layer, geometry in local metres (see ``to_world``)."""
+def build(seed: int = DEFAULT_SEED, today: date | None = None) -> dict[str, list[Feature]]:
+    """Every demo feature by layer, geometry in local metres (see ``to_world``); the
+    monitoring visits made by ``today`` (default: the date it runs) are on record."""
     rng = random.Random(seed)
     c = Collector()
     _build_frame(c)
@@ -1377,7 +1574,8 @@ def build(seed: int = DEFAULT_SEED) -> dict[str, list[Feature]]:
     _build_plan_records(c)
     for i, s in enumerate(SITES[FIRST_EDITION:], start=FIRST_EDITION):
         _build_site(c, s, docs[4 * i: 4 * i + 4])
-    _build_permit_records(c)
+    _build_permit_records(c, today or date.today())
+    _build_records(c)
     return c.layers
 
 
@@ -1509,7 +1707,7 @@ def _validate(layers: dict[str, list[Feature]]) -> None:
                 raise ValueError(f"{name} {f.key}: geometry outside the plan")
 
 
-def generate(out_dir: Path, seed: int = DEFAULT_SEED) -> DemoFiles:
+def generate(out_dir: Path, seed: int = DEFAULT_SEED, today: date | None = None) -> DemoFiles:
     """Write the demo plan area to out_dir: demo.gpkg, the attribute CSVs and manifest.json.
 
     The Anoka County containment is checked when the shared data is present (it is not part of
@@ -1517,7 +1715,7 @@ def generate(out_dir: Path, seed: int = DEFAULT_SEED) -> DemoFiles:
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    layers = build(seed)
+    layers = build(seed, today)
     _validate(layers)
     county_m = None
     if counties_dump_path().exists():

@@ -37,7 +37,18 @@ BEGIN
     ('pretreatment_max_share',     0.20,   NULL, 'ratio', '5(c)(ii)', 'Share of the volume required by 5(c)(i) pretreatment may provide (the base: stormwater_share_base).'),
     ('biofiltration_min_share',    0.20,   NULL, 'ratio', '5(c)(iii)', 'Share of the volume required by 5(c)(i) biofiltration must provide (the base: stormwater_share_base).'),
     ('stormwater_share_base',      NULL,   'whole_5ci_volume', NULL, '5(c)(ii)-(iii)', 'Choice: the base of the pretreatment and biofiltration shares. whole_5ci_volume: "the volume required by paragraph 5(c)(i)", the whole subwatershed volume V, as the rule words it; group_volume: V_AB for pretreatment, V_CD for biofiltration (the alternative reading).'),
-    ('area_tolerance_m2',          1,      NULL, 'm2', '1', 'Slivers below this raise no finding.')
+    ('area_tolerance_m2',          1,      NULL, 'm2', '1', 'Slivers below this raise no finding.'),
+    -- replacement implementation, the records of the paragraphs without geometry
+    -- (docs/rule-m.md; docs/checks.md "Implementation" and "Permit records")
+    ('monitoring_years',           5,      NULL, 'years', '7(e)', 'Choice: years a certified replacement is monitored, the first being the year of certification (the WCA replacement rules that 7(e) incorporates follow a replacement for five growing seasons); its surety is held until they are met.'),
+    ('monitoring_grace_days',      90,     NULL, 'days', '7(e)', 'Choice: a monitoring year is due by the end of its calendar year; missing, it is a warning, and an error once overdue by this many days.'),
+    ('rate_control_events',        NULL,   '2,10,100', 'years', '5(b)(ii)', 'Choice: the 24-hour storm events (recurrence, years) of the Rule C paragraph 3(b) peak flow control that 5(b)(ii) applies: the proposed peak rate may not exceed the existing one.'),
+    ('groundwater_flow_min_ratio', 1.0,    NULL, 'ratio', '5(f)', 'Proposed groundwater flow through the site as a share of the existing flow below which excavation or fill impedes it ("shall not impede").'),
+    ('buffer_slope_max_hv',        5,      NULL, 'H:V', '6(e)(iii)', 'Steepest restored buffer slope (5:1 horizontal:vertical) unless the preexisting slope was steeper.'),
+    ('buffer_soil_depth_in',       18,     NULL, 'in', '6(e)(iii)', 'Depth of the restored buffer''s soil profile that is uncompacted.'),
+    ('buffer_organic_min_pct',     5,      NULL, '%', '6(e)(iii)', 'Least organic matter content of the restored top soil.'),
+    ('buffer_organic_max_pct',     15,     NULL, '%', '6(e)(iii)', 'Most organic matter content of the restored top soil.'),
+    ('buffer_permeability_min_ratio', 1.0, NULL, 'ratio', '6(e)(iii)', 'Restored permeability as a share of the preexisting uncompacted soil''s ("at least equal").')
   ) AS v(name, num, txt, unit, ref, note)
   ON CONFLICT (plan_area_id, name, effective_on) DO NOTHING;
   GET DIAGNOSTICS n = ROW_COUNT;

@@ -23,13 +23,17 @@
 -- query of a few hundred transects "costs" enough to be JIT-compiled, which takes seconds and
 -- saves nothing (measured: 2.3 s with JIT, 0.03 s without, for 60 transects).
 
--- The transects of one site, from its geometry alone.
+-- The transects of one site, from its geometry alone. width_m is the width unrounded, so a
+-- mean of widths is rounded once (6(c) buffer_avg_width, sql/250), not averaged from
+-- rounded widths.
 DROP FUNCTION IF EXISTS checks.site_transects(geometry, geometry, geometry, numeric, numeric);
+DROP FUNCTION IF EXISTS checks.site_transects(geometry, geometry, geometry, geometry, numeric,
+                                              numeric);
 CREATE OR REPLACE FUNCTION checks.site_transects(p_edge geometry, p_wetland geometry,
                                                  p_effective geometry, p_extent geometry,
                                                  p_spacing_ft numeric, p_min_width_ft numeric)
 RETURNS TABLE (edge_no integer, transect_no integer, position_ft numeric, width_ft numeric,
-               geom geometry)
+               geom geometry, width_m double precision)
 LANGUAGE sql IMMUTABLE SET jit = off AS $$
   WITH edge AS (
     SELECT d.path[1] AS edge_no, d.geom AS line, ST_Length(d.geom) AS len
@@ -92,7 +96,8 @@ LANGUAGE sql IMMUTABLE SET jit = off AS $$
   SELECT m.edge_no, m.transect_no + 1,
          round((m.pos_m / 0.3048)::numeric, 2),
          round((m.width_m / 0.3048)::numeric, 2),
-         ST_MakeLine(m.p, ST_Translate(m.p, m.ox * d.len, m.oy * d.len))
+         ST_MakeLine(m.p, ST_Translate(m.p, m.ox * d.len, m.oy * d.len)),
+         m.width_m
   FROM measured m
   CROSS JOIN LATERAL (
     SELECT CASE WHEN m.outer_m > 0 THEN m.outer_m

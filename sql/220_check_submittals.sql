@@ -85,15 +85,27 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   )
   SELECT '3(e)', 'type_determination', 'error', p.permit_id, NULL::bigint, NULL::bigint,
          p.untyped = 0, p.untyped::numeric, 0::numeric, 'wetlands',
-         format('%s of %s wetlands on the site have no type determination (Circular 39)',
-                p.untyped, p.n),
+         CASE WHEN p.untyped = 0
+              THEN CASE WHEN p.n = 1
+                        THEN 'the one wetland on the site has a type determination (Circular 39)'
+                        ELSE format('all %s wetlands on the site have a type determination '
+                                    '(Circular 39)', p.n) END
+              ELSE format('%s of the %s wetland%s on the site %s no type determination '
+                          '(Circular 39)', p.untyped, p.n, CASE WHEN p.n = 1 THEN '' ELSE 's' END,
+                          CASE WHEN p.untyped = 1 THEN 'has' ELSE 'have' END) END,
          p.untyped_geom
   FROM per_permit p
   UNION ALL
   SELECT '3(e)', 'functional_assessment', 'error', p.permit_id, NULL, NULL,
          p.unassessed = 0, p.unassessed::numeric, 0::numeric, 'wetlands',
-         format('%s of %s wetlands on the site have no functional assessment', p.unassessed,
-                p.n),
+         CASE WHEN p.unassessed = 0
+              THEN CASE WHEN p.n = 1
+                        THEN 'the one wetland on the site has a functional assessment'
+                        ELSE format('all %s wetlands on the site have a functional assessment',
+                                    p.n) END
+              ELSE format('%s of the %s wetland%s on the site %s no functional assessment',
+                          p.unassessed, p.n, CASE WHEN p.n = 1 THEN '' ELSE 's' END,
+                          CASE WHEN p.unassessed = 1 THEN 'has' ELSE 'have' END) END,
          p.unassessed_geom
   FROM per_permit p
 $$;

@@ -4,7 +4,9 @@
 --   5(c)(ii)  infiltration_volume       V_AB > 0: infiltration + pretreatment (counted up to
 --                                        pretreatment_max_share x V_AB) >= V_AB;
 --   5(c)(ii)  pretreatment              impervious cover drains to an infiltration BMP that
---                                        does not take rooftop runoff only: pretreatment > 0;
+--                                        does not take rooftop runoff only: pretreatment of
+--                                        at least 1 ft3 (volumes are whole ft3: none fails,
+--                                        and the limit shown says so, not "0");
 --   5(c)(ii)  infiltration_soils        each infiltration BMP lies on A/B soil without high
 --                                        groundwater or contamination;
 --   5(c)(iii) biofiltration_share       V_CD > 0: biofiltration >= biofiltration_min_share x
@@ -46,7 +48,8 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   )
   SELECT '5(c)', 'stormwater_subwatersheds', 'error', a.permit_id, NULL::bigint, NULL::bigint,
          a.n > 0, a.n::numeric, 1::numeric, 'subwatersheds',
-         CASE WHEN a.n > 0 THEN format('%s subwatersheds with BMPs', a.n)
+         CASE WHEN a.n > 0 THEN format('%s subwatershed%s to size water quality BMPs for', a.n,
+                                       CASE WHEN a.n = 1 THEN '' ELSE 's' END)
               ELSE 'the permit subdivides, grades or creates impervious surface but has no '
                    'subwatershed to size water quality BMPs for' END,
          NULL::geometry
@@ -61,16 +64,24 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   FROM v WHERE v.v_ab_cuft > 0
   UNION ALL
   SELECT '5(c)(ii)', 'pretreatment', 'error', v.permit_id, NULL, v.subwatershed_id,
-         v.pretreatment_cuft > 0, v.pretreatment_cuft, 0::numeric, 'ft3',
-         format('%s: %s ft3 of pretreatment ahead of infiltration that takes runoff from '
-                'impervious surface other than rooftops', v.name, v.pretreatment_cuft),
-         CASE WHEN v.pretreatment_cuft <= 0 THEN v.geom END
+         v.pretreatment_cuft >= 1, v.pretreatment_cuft, 1::numeric, 'ft3',
+         CASE WHEN v.pretreatment_cuft >= 1
+              THEN format('%s: %s ft3 of pretreatment ahead of infiltration that takes runoff '
+                          'from impervious surface other than rooftops', v.name,
+                          v.pretreatment_cuft)
+              ELSE format('%s: no pretreatment (%s ft3) ahead of infiltration that takes runoff '
+                          'from impervious surface other than rooftops: 5(c)(ii) requires it',
+                          v.name, v.pretreatment_cuft) END,
+         CASE WHEN v.pretreatment_cuft < 1 THEN v.geom END
   FROM sv v WHERE v.has_impervious AND v.infiltration_needs_pretreatment  -- needs no volume
   UNION ALL
   SELECT '5(c)(iii)', 'biofiltration_share', 'error', v.permit_id, NULL, v.subwatershed_id,
          v.biofiltration_cuft >= r.share_cuft, v.biofiltration_cuft, r.share_cuft, 'ft3',
-         format('%s: biofiltration %s ft3, at least %s%% of %s = %s ft3', v.name,
-                v.biofiltration_cuft, round(100 * v.biofiltration_min_share),
+         format('%s: biofiltration %s ft3 %s %s%% of %s = %s ft3', v.name,
+                v.biofiltration_cuft,
+                CASE WHEN v.biofiltration_cuft >= r.share_cuft THEN 'meets'
+                     ELSE 'falls short of' END,
+                round(100 * v.biofiltration_min_share),
                 CASE v.share_base WHEN 'group_volume' THEN format('V_CD %s ft3', v.v_cd_cuft)
                      ELSE format('the 5(c)(i) volume V %s ft3', v.v_cuft) END,
                 r.share_cuft),
@@ -184,7 +195,7 @@ VALUES
    '232_check_stormwater.sql', 'error', 'lower', 'ft3', 32,
    'Runoff from impervious surfaces other than rooftops is pretreated before infiltration.',
    'Pretreatment volume of a subwatershed with impervious cover and an infiltration BMP that does '
-   'not treat rooftop runoff only (not roof_runoff_only); fails at zero.',
+   'not treat rooftop runoff only (not roof_runoff_only), in whole ft3; fails below 1 ft3 (none).',
    'No such BMP, or no impervious cover.'),
   ('5(c)(ii)', 'infiltration_soils', 'checks.check_infiltration_soils',
    '232_check_stormwater.sql', 'error', 'higher', 'acres', 33,

@@ -4,7 +4,10 @@
 -- right-of-way, in place of recording a buffer may be documented in a written agreement
 -- executed with the District"); on private land an agreement is no declaration. Public land
 -- is the permit's public_land flag (the site is public land or right-of-way): the agreement's
--- own flag says what the document is, not whose land it is on. Declarations are a
+-- own flag says what the document is, not whose land it is on. An agreement executed by
+-- District staff stands in for nothing (10: "This delegation of authority to staff does not
+-- extend to execution of an agreement in place of buffer declaration"; sql/246 reports who
+-- executed it; one not recorded as executed by staff counts). Declarations are a
 -- condition of issuance: missing ones are errors on approved (or expired) permits and
 -- warnings while the permit is undecided.
 --   5(e)    fertilizer_snow          a permit that subdivides, grades or creates impervious
@@ -49,18 +52,24 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
       WHERE g.valid_to IS NULL AND g.permit_id = s.permit_id AND g.geom && s.buffer
     ) >= s.tol_m2
   ), found AS (
-    SELECT n.*, c.recorded, c.private_agreements
+    SELECT n.*, c.recorded, c.private_agreements, c.staff_agreements
     FROM need n
     JOIN site s USING (permit_id)
     CROSS JOIN LATERAL (
       SELECT count(*) FILTER (
                WHERE d.recording_no IS NOT NULL OR d.recorded_on IS NOT NULL
                   OR (n.kind = 'buffer' AND s.public_land
-                      AND coalesce(d.public_land_agreement, false))) AS recorded,
+                      AND coalesce(d.public_land_agreement, false)
+                      AND d.executed_by IS DISTINCT FROM 'staff')) AS recorded,
              count(*) FILTER (
                WHERE n.kind = 'buffer' AND NOT s.public_land
                  AND coalesce(d.public_land_agreement, false)
-                 AND d.recording_no IS NULL AND d.recorded_on IS NULL) AS private_agreements
+                 AND d.recording_no IS NULL AND d.recorded_on IS NULL) AS private_agreements,
+             count(*) FILTER (
+               WHERE n.kind = 'buffer' AND s.public_land
+                 AND coalesce(d.public_land_agreement, false)
+                 AND d.executed_by = 'staff'
+                 AND d.recording_no IS NULL AND d.recorded_on IS NULL) AS staff_agreements
       FROM core.declaration d
       WHERE d.valid_to IS NULL AND d.permit_id = n.permit_id AND d.kind = n.kind
     ) c
@@ -79,6 +88,9 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     SELECT CASE WHEN f.private_agreements > 0
                 THEN ': a public-land agreement stands in for it only on public land or '
                      'right-of-way, and the permit is not marked public_land'
+                WHEN f.staff_agreements > 0
+                THEN ': the public-land agreement on record was executed by District staff, '
+                     'who may not execute one (10)'
                 ELSE '' END AS note) a
 $$;
 COMMENT ON FUNCTION checks.check_declarations(integer, bigint[]) IS
@@ -101,8 +113,8 @@ VALUES
    '240_check_declarations.sql', 'error', 'lower', 'declarations', 50,
    'A buffer declaration is recorded (on public land: a written agreement).',
    'Recorded buffer declarations of a permit with a buffer or a protected edge, public-land '
-   'agreements counting only when the permit is on public land (public_land); fails at zero (a '
-   'warning while the permit is undecided).',
+   'agreements counting only when the permit is on public land (public_land) and not executed '
+   'by District staff (10); fails at zero (a warning while the permit is undecided).',
    'Neither a buffer nor a protected edge.'),
   ('6(e)(v)', 'declaration_missing', 'checks.check_declarations',
    '240_check_declarations.sql', 'error', 'lower', 'declarations', 56,

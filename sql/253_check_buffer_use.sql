@@ -78,15 +78,16 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     WHERE s.central IS NOT NULL
   ), bmp AS (
     SELECT site.*, b.bmp_id, b.geom,
-           round((ST_Distance(b.geom, site.central) / 0.3048)::numeric, 1) AS distance_ft
+           round((ST_Distance(b.geom, site.central) / 0.3048)::numeric, 2) AS distance_ft
     FROM site JOIN core.bmp b ON b.permit_id = site.permit_id AND b.valid_to IS NULL
     WHERE b.kind = 'infiltration'
   )
   SELECT '6(f)(iii)', 'infiltration_in_buffer', 'error', b.permit_id, NULL::bigint, b.bmp_id,
          b.distance_ft >= b.offset_ft, b.distance_ft, b.offset_ft, 'ft',
-         format('infiltration BMP %s ft from the central wetland edge%s', b.distance_ft,
+         format('infiltration BMP %s ft from the central wetland edge %s', b.distance_ft,
                 CASE WHEN b.distance_ft < b.offset_ft
-                     THEN format(' (minimum buffer width %s ft)', b.offset_ft) ELSE '' END),
+                     THEN format('< %s ft: inside the minimum buffer width', b.offset_ft)
+                     ELSE format('(at least %s ft)', b.offset_ft) END),
          CASE WHEN b.distance_ft < b.offset_ft
               THEN ST_CollectionExtract(ST_Intersection(b.geom, ST_Buffer(
                      b.central, b.offset_ft::float8 * 0.3048)), 3) END
@@ -103,7 +104,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH trail AS (
     SELECT ps.permit_id, t.trail_id, t.geom, t.width_ft AS recorded_ft,
            coalesce(t.width_ft, round((2 * ST_Area(t.geom) / ST_Perimeter(t.geom)
-                                       / 0.3048)::numeric, 1)) AS width_ft,
+                                       / 0.3048)::numeric, 2)) AS width_ft,
            core.param_num(p_plan_area_id, 'trail_max_width_ft', ps.baseline_on) AS max_ft
     FROM checks.permit_site ps
     JOIN core.trail t ON t.permit_id = ps.permit_id AND t.valid_to IS NULL

@@ -1,6 +1,7 @@
 -- 260_check_replacement: location and type of wetland replacement and heritage communities
 -- (7(c)). Idempotent. Ranks compare through core.heritage_rank (1 = A, best); "heritage_threshold
--- or better" is ordinal <= the threshold's ordinal. Each impact or replacement feature is one
+-- or higher" (the rule: "B/C or higher") is ordinal <= the threshold's ordinal; messages write
+-- the rank as the rule does (checks.heritage_rank_label: B/C). Each impact or replacement feature is one
 -- evaluation; parts under area_tolerance_m2 pass.
 --   7(c)(i)   heritage_wetland_impact      any disturbance of a heritage wetland community:
 --                                          each impact, structure, grading and wetland
@@ -14,6 +15,16 @@
 --                                            Figure 5 area planned for another type (warning).
 -- District projects (replacement without a permit) are checked in plan-wide runs, with no
 -- permit, their parameters as of their status date.
+
+-- A rank as the rule writes it: 'B/C or higher' (7(c)(i)), so BC is shown B/C (A/B, C/D
+-- likewise); the code stays the key (core.heritage_rank, heritage_threshold).
+CREATE OR REPLACE FUNCTION checks.heritage_rank_label(p_rank text)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN p_rank ~ '^[A-D]{2}$' THEN left(p_rank, 1) || '/' || right(p_rank, 1)
+              ELSE p_rank END
+$$;
+COMMENT ON FUNCTION checks.heritage_rank_label(text) IS
+  'A Natural Heritage rank as the rule writes it (BC -> B/C).';
 
 CREATE OR REPLACE FUNCTION checks.heritage_ranked(p_plan_area_id integer, p_on date,
                                                   p_kind text, p_near geometry)
@@ -104,10 +115,10 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   )
   SELECT '7(c)(i)', 'heritage_wetland_impact', 'error', h.permit_id, NULL::bigint, h.impact_id,
          ok, a.acres, 0::numeric, 'acres',
-         CASE WHEN ok THEN format('%s outside wetland communities ranked %s or better', h.kind,
-                                  h.threshold)
-              ELSE format('%s of %s acres in a wetland community ranked %s or better', h.kind,
-                          a.acres, h.threshold) END,
+         CASE WHEN ok THEN format('%s outside wetland communities ranked %s or higher', h.kind,
+                                  checks.heritage_rank_label(h.threshold))
+              ELSE format('%s of %s acres in a wetland community ranked %s or higher', h.kind,
+                          a.acres, checks.heritage_rank_label(h.threshold)) END,
          CASE WHEN NOT ok THEN h.part END
   FROM heritage_impact h
   CROSS JOIN LATERAL (SELECT round(coalesce(core.acres(h.part), 0), 4) AS acres,
@@ -115,9 +126,10 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   UNION ALL
   SELECT '7(c)(ii)', 'heritage_upland_excavation', 'error', h.permit_id, NULL, h.replacement_id,
          ok, a.acres, 0::numeric, 'acres',
-         CASE WHEN ok THEN format('replacement outside upland ranked %s or better', h.threshold)
-              ELSE format('replacement excavates %s acres of upland ranked %s or better',
-                          a.acres, h.threshold) END,
+         CASE WHEN ok THEN format('replacement outside upland ranked %s or higher',
+                                  checks.heritage_rank_label(h.threshold))
+              ELSE format('replacement excavates %s acres of upland ranked %s or higher',
+                          a.acres, checks.heritage_rank_label(h.threshold)) END,
          CASE WHEN NOT ok THEN h.part END
   FROM heritage_upland h
   CROSS JOIN LATERAL (SELECT round(coalesce(core.acres(h.part), 0), 4) AS acres,
@@ -159,6 +171,7 @@ COMMENT ON FUNCTION checks.check_replacement(integer, bigint[]) IS
   'the CWMP area, outside Figure 5 areas or of another type than Figure 5 plans there.';
 
 GRANT EXECUTE ON FUNCTION checks.heritage_ranked(integer, date, text, geometry),
+  checks.heritage_rank_label(text),
   checks.check_replacement(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
@@ -169,16 +182,18 @@ INSERT INTO checks.registration (paragraph, check_code, evaluated_by, defined_in
 VALUES
   ('7(c)(i)', 'heritage_wetland_impact', 'checks.check_replacement',
    '260_check_replacement.sql', 'error', 'higher', 'acres', 70, true,
-   'No wetland community of Natural Heritage rank heritage_threshold or better is disturbed.',
+   'No wetland community of Natural Heritage rank heritage_threshold (B/C) or higher is '
+   'disturbed.',
    'Acres of each disturbing feature (impact, structure, grading, wetland replacement; District '
    'projects'' replacement too) inside a heritage wetland community ranked heritage_threshold or '
-   'better, with the disturbed polygon; fails above zero.',
+   'higher, with the disturbed polygon; fails above zero.',
    'None of those features.'),
   ('7(c)(ii)', 'heritage_upland_excavation', 'checks.check_replacement',
    '260_check_replacement.sql', 'error', 'higher', 'acres', 71, true,
-   'Upland of Natural Heritage rank heritage_threshold or better is not excavated for replacement.',
+   'Upland of Natural Heritage rank heritage_threshold (B/C) or higher is not excavated for '
+   'replacement.',
    'Acres of each wetland replacement (District projects'' too) inside a heritage upland '
-   'community ranked heritage_threshold or better; fails above zero.',
+   'community ranked heritage_threshold or higher; fails above zero.',
    'No wetland replacement.'),
   ('7(c)', 'replacement_outside_plan_area', 'checks.check_replacement',
    '260_check_replacement.sql', 'error', 'higher', 'acres', 72, true,

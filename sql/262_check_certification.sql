@@ -54,18 +54,35 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
       AND (m.observed_on IS NULL OR m.observed_on <= current_date)
       AND m.replacement_id IN (SELECT c.replacement_id FROM counted c)
     GROUP BY m.replacement_id
+  ), observed AS (  -- the records observed by the check date, to say what a pass stands on
+    SELECT m.replacement_id, count(*) AS n, count(DISTINCT m.monitoring_year) AS years
+    FROM core.replacement_monitoring m
+    WHERE m.valid_to IS NULL AND m.plan_area_id = p_plan_area_id
+      AND (m.observed_on IS NULL OR m.observed_on <= current_date)
+      AND m.replacement_id IN (SELECT c.replacement_id FROM counted c)
+    GROUP BY m.replacement_id
   ), judged AS (
     SELECT c.*, (c.status = 'certified' AND c.certified_on IS NULL) AS no_date,
-           coalesce(fl.n, 0) AS not_met, fl.what
+           coalesce(fl.n, 0) AS not_met, fl.what, coalesce(o.n, 0) AS records,
+           coalesce(o.years, 0) AS years
     FROM counted c LEFT JOIN failed fl USING (replacement_id)
+    LEFT JOIN observed o USING (replacement_id)
   )
   SELECT '7(e)', 'replacement_certification', 'error', j.permit_id, NULL::bigint,
          j.replacement_id, NOT j.no_date AND j.not_met = 0,
          (j.no_date::integer + j.not_met)::numeric, 0::numeric, 'problems',
          CASE WHEN NOT j.no_date AND j.not_met = 0
-              THEN format('replacement %s counted as %s credit: %s, monitoring without a '
-                          'standard not met', j.feature_key, j.status,
-                          coalesce('certified on ' || j.certified_on, 'not certified yet'))
+              THEN format('replacement %s counted as %s credit: %s; %s', j.feature_key,
+                          j.status,
+                          coalesce('certified on ' || j.certified_on, 'not certified yet'),
+                          CASE WHEN j.records = 0
+                               THEN 'no monitoring record yet (7(e) monitoring_due says when '
+                                    'one is due)'
+                               ELSE format('%s monitoring record%s over %s year%s, every '
+                                           'standard met', j.records,
+                                           CASE WHEN j.records = 1 THEN '' ELSE 's' END,
+                                           j.years,
+                                           CASE WHEN j.years = 1 THEN '' ELSE 's' END) END)
               ELSE format('replacement %s is counted as %s credit but %s', j.feature_key,
                           j.status, concat_ws(' and ',
                             CASE WHEN j.no_date THEN 'has no certification date' END,

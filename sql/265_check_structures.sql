@@ -2,7 +2,9 @@
 -- variance; structures for passive recreation or education are exempt. Idempotent.
 -- Wetland is the baseline wetland layer inside the CWMP area (the structure is placed in the
 -- wetland as it was, even where the same permit fills it). One evaluation per road, utility
--- or other structure of the permit; inside wetland with no variance_ref fails.
+-- or other structure of the permit; inside wetland with no variance_ref fails. The message
+-- says what the structure's record holds (no variance_ref), which stays true when staff
+-- waive the finding under a variance (pub.finding.waiver_reference shows it beside).
 
 DROP FUNCTION IF EXISTS checks.check_structures(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_structures(p_plan_area_id integer,
@@ -32,7 +34,9 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
               WHEN i.variance_ref IS NOT NULL
               THEN format('%s in %s acres of CWMP wetland under variance %s', i.kind, a.acres,
                           i.variance_ref)
-              ELSE format('%s in %s acres of CWMP wetland without a variance', i.kind, a.acres)
+              ELSE format('%s in %s acres of CWMP wetland, and no variance is recorded on the '
+                          'structure (variance_ref): 7(g) allows it only under a variance',
+                          i.kind, a.acres)
               END,
          CASE WHEN in_wetland AND i.variance_ref IS NULL THEN i.part END
   FROM inside i

@@ -27,6 +27,8 @@
 --   check catalogue, or the checks' SQL itself
 --   a dated fact taking effect since the last run    permits measured as of today (undecided)
 --   (sql/175: approvals, parameter dates)            and the District projects
+--   a date a check reads arriving since the last     the permits it concerns (sql/263:
+--   run (checks.dated_check_changes)                 conditions, monitoring, sureties)
 -- When more than half of the permits would be rechecked, a full run is cheaper and is made.
 
 -- Which tables were written when: one row per statement that changed rows (not per row: a
@@ -153,6 +155,12 @@ BEGIN
         AND pm.baseline_on IS NULL AND pm.decided_on IS NULL;
       INSERT INTO recheck VALUES ('district', NULL, array_to_string(v_dated, '; '));
     END IF;
+    -- Checks that read the date itself (sql/263: conditions and monitoring years falling due,
+    -- observation and release dates arriving).
+    INSERT INTO recheck
+    SELECT CASE WHEN d.permit_id IS NULL THEN 'district' ELSE 'permit' END, d.permit_id,
+           format('as of today (%s): %s', p_today, d.why)
+    FROM checks.dated_check_changes(p_plan_area_id, p_after, p_today) d;
   END IF;
 
   FOREACH t IN ARRAY v_tables LOOP

@@ -157,10 +157,12 @@ class Site:
 
     # -- the standard site -----------------------------------------------------------------
     def standard(self, *, buffer: str | None = None, declarations: bool = True,
-                 easement: bool = True, **permit_cols: Any) -> Site:
+                 easement: bool = True, records: bool = True, **permit_cols: Any) -> Site:
         """One approved permit on one parcel bordering the central wetland (see the module
         doc), compliant with every check that applies to it unless a test changes something.
-        buffer defaults to the 60 ft x 300 ft rectangle along the edge."""
+        buffer defaults to the 60 ft x 300 ft rectangle along the edge. records: the permit
+        records its fill and its buffer need (``standard_records``)."""
+        permit_cols = {"tep_on": "2024-05-01", **permit_cols}
         self.plan()
         self.wetland_geom = rect(-50, 0, 350, 100)
         self.seed(self.wetland_geom)
@@ -176,13 +178,34 @@ class Site:
         # A small fill of wetland off the parcel: a Rule M permit (2(a)(i)).
         self.add("impact", rect(340, 90, 350, 100), permit_id=self.permit_id, kind="fill")
         if declarations:
-            self.declare("buffer")
+            self.declare("buffer", subdivision_clause=True)
+        if records:
+            self.standard_records()
         if easement:
             self.add("easement", rect(-10, -70, 310, 60), permit_id=self.permit_id,
                      recording_no="E-1", recorded_on="2024-07-01")
         return self
 
     # -- records -------------------------------------------------------------------------
+    def record(self, kind: str, permit_id: int | None = None, **cols: Any) -> int:
+        """One permit record (core.permit_record) of a kind; facts as a dict."""
+        return self.add("permit_record", None, permit_id=permit_id or self.permit_id, kind=kind,
+                        **cols)
+
+    def standard_records(self, permit_id: int | None = None) -> None:
+        """What the standard permit's fill and buffer need on record (docs/rule-m.md): the
+        Corps' approval (3(h)), an approved erosion control plan (4), a groundwater analysis
+        that finds flow unchanged (5(f)), the marker design approved in writing (6(b)) and the
+        District's finding that the buffer is equivalent to a uniform 50 ft one (6(c))."""
+        pid = permit_id or self.permit_id
+        self.record("corps_approval", pid, approved_on="2024-05-15", document_ref="MVP-1")
+        self.record("erosion_control_plan", pid, submitted_on="2024-03-01",
+                    approved_on="2024-06-01", approved_by="board")
+        self.record("groundwater", pid, submitted_on="2024-03-01",
+                    facts={"existing_flow": 100, "proposed_flow": 100, "unit": "gpd"})
+        self.record("marker_design", pid, approved_on="2024-06-01", approved_by="staff")
+        self.record("buffer_equivalence", pid, approved_on="2024-06-01", approved_by="board")
+
     def declare(self, kind: str, permit_id: int | None = None, recorded: bool = True,
                 **cols: Any) -> int:
         pid = permit_id or self.permit_id

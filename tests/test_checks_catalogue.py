@@ -153,7 +153,7 @@ def test_a_check_removed_from_its_file_is_retired_when_the_file_is_applied(site:
         "SELECT check_code, retired_at IS NOT NULL FROM checks.rule_check "
         "WHERE defined_in = '250_check_buffer_width.sql'")).all())
     assert rows == {"buffer_min_width": False, "buffer_avg_width": False,
-                    "buffer_old_width": True}
+                    "buffer_equivalence": False, "buffer_old_width": True}
 
 
 def test_a_check_whose_function_is_gone_is_retired_by_the_runner_file(site: Site) -> None:

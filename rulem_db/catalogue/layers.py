@@ -42,6 +42,13 @@ MONITORING_OUTCOMES = ("met", "not_met")
 ASSURANCE_INSTRUMENTS = ("letter_of_credit", "cash_escrow", "bond", "other")
 CONDITION_KINDS = ("declaration", "easement", "vegetation_plan", "surety", "other")
 CONDITION_STATES = ("open", "met", "waived")
+# What a permit record is (docs/rule-m.md names the paragraph and the facts of each kind).
+RECORD_KINDS = (
+    "species_assessment", "requested_submittal", "corps_approval", "erosion_control_plan",
+    "site_design", "rate_control", "groundwater", "marker_design", "lot_monumentation",
+    "buffer_equivalence", "buffer_disturbance", "temporary_placement", "abandonment_petition",
+)
+APPROVERS = ("board", "staff")  # who acted for the District: its managers, or staff (10)
 # Catalogue facts of a layer (see Layer).
 INGEST_SCOPES = ("layer", "owner", "none")
 OUTSIDE_PLAN_AREA = ("error", "warning")
@@ -396,6 +403,13 @@ LAYERS: tuple[Layer, ...] = (
             Col("recorded_on", "date", "Recording date."),
             Col("public_land_agreement", "bool", "A written agreement on public land in place "
                 "of a recorded declaration (6)."),
+            Col("subdivision_clause", "bool", "A buffer declaration states that on further "
+                "subdivision each lot of record meets the monumentation of 6(b) (6)."),
+            Col("conveyance_clause", "bool", "A public-land agreement states that if the land "
+                "containing the buffer is conveyed, the seller must require the buyer to comply "
+                "with section 6 (6)."),
+            Col("executed_by", "text", "Who executed a public-land agreement for the District: "
+                "board or staff (10: staff may not).", codes=APPROVERS),
         ),
         owner="permit_id", ingest_scope="owner",
     ),
@@ -547,6 +561,28 @@ LAYERS: tuple[Layer, ...] = (
         ),
         extra_checks=(
             ("met_has_date", "state = 'open' OR met_on IS NOT NULL"),
+        ),
+        owner="permit_id", ingest_scope="owner", editable=True,
+    ),
+    Layer(
+        "permit_record", None, "3(d), 3(g), 3(h), 4, 5(a), 5(b), 5(f), 6(b), 6(c), 6(e), 6(g), 9",
+        "A fact of a permit the rule asks for and no map shows: a submittal, an analysis with its "
+        "figures, a District request or a written approval (docs/rule-m.md names each kind's "
+        "paragraph and facts).",
+        (
+            _permit(),
+            Col("kind", "text", "What the record is (docs/rule-m.md).", True, RECORD_KINDS),
+            Col("title", "text", "The record in words, e.g. 'Geotechnical report'."),
+            Col("requested_on", "date", "Date the District asked for it (3(d), 3(g), 9)."),
+            Col("submitted_on", "date", "Date the applicant submitted it."),
+            Col("approved_on", "date", "Date it was approved in writing: by the District, or by "
+                "the body that issues it (a Corps approval, 3(h))."),
+            Col("approved_by", "text", "Who approved it for the District: board or staff (10); "
+                "empty for another body's approval.", codes=APPROVERS),
+            Col("document_ref", "text", "The document: file name, permit or recording number."),
+            Col("facts", "jsonb", "The figures or statements of an analysis, by key (per kind, "
+                "docs/rule-m.md), e.g. {\"existing_cfs\": {\"10\": 3.4}}."),
+            Col("notes", "text", "Reviewer's notes."),
         ),
         owner="permit_id", ingest_scope="owner", editable=True,
     ),
