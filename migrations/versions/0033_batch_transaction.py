@@ -9,7 +9,7 @@ transaction's id and never changes; the versioning checks (sql/010_versioning.sq
 batch only in the transaction that opened it.
 
 Revision ID: 0033
-Revises: 0031
+Revises: 0032
 Create Date: 2026-12-05
 """
 from collections.abc import Sequence
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0033"
-down_revision: str | None = "0031"
+down_revision: str | None = "0032"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

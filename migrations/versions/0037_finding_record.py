@@ -15,7 +15,7 @@ which is never changed); the history's own limit is checked for new rows only wh
 exceeds it (NOT VALID), else validated.
 
 Revision ID: 0037
-Revises: 0031
+Revises: 0036
 Create Date: 2026-12-05
 """
 from collections.abc import Sequence
@@ -25,7 +25,7 @@ from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
 revision: str = "0037"
-down_revision: str | None = "0031"
+down_revision: str | None = "0036"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

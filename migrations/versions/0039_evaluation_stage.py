@@ -8,7 +8,7 @@ outcomes are written by that one transaction, so a failed run leaves nothing hal
 and deletes them. Unlogged: the rows live for minutes and are derived again by a new run.
 
 Revision ID: 0039
-Revises: 0031
+Revises: 0037
 Create Date: 2026-12-05
 """
 from collections.abc import Sequence
@@ -19,7 +19,7 @@ from alembic import context, op
 from geoalchemy2 import Geometry
 
 revision: str = "0039"
-down_revision: str | None = "0031"
+down_revision: str | None = "0037"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
