@@ -71,8 +71,9 @@ COMMENT ON VIEW checks.permit_activity IS
   'grade, create impervious surface, impact wetland, fill or excavate, replace, build, place '
   'BMPs; section5: subdivides, grades or creates impervious surface; disturbs_land.';
 
+DROP FUNCTION IF EXISTS checks.check_requests(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_requests(p_plan_area_id integer,
-                                                 p_permit_id bigint DEFAULT NULL)
+                                                 p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   SELECT k.paragraph, k.code, 'error', a.permit_id, NULL::bigint, r.permit_record_id,
          d.done_on IS NOT NULL, (d.done_on IS NULL)::int::numeric, 0::numeric, 'missing',
@@ -102,19 +103,20 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                     CASE WHEN r.kind = 'species_assessment' THEN a.species_assessment_on END)
              AS done_on) d
   WHERE a.plan_area_id = p_plan_area_id
-    AND (p_permit_id IS NULL OR a.permit_id = p_permit_id)
+    AND (p_permit_ids IS NULL OR a.permit_id IN (SELECT unnest(p_permit_ids)))
 $$;
-COMMENT ON FUNCTION checks.check_requests(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_requests(integer, bigint[]) IS
   '3(d), 3(g), 9: each District request on record (species assessment, other submittal, '
   'partial abandonment petition) has its submittal.';
 
+DROP FUNCTION IF EXISTS checks.check_documents(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_documents(p_plan_area_id integer,
-                                                  p_permit_id bigint DEFAULT NULL)
+                                                  p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH scope AS MATERIALIZED (
     SELECT a.* FROM checks.permit_activity a
     WHERE a.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR a.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR a.permit_id IN (SELECT unnest(p_permit_ids)))
       AND (a.impacts OR a.disturbs_land)
   ), corps AS (  -- the Corps' approval on record, else the latest application
     SELECT s.permit_id, c.permit_record_id, c.approved_on, c.submitted_on, c.document_ref
@@ -178,13 +180,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
              AS has_plan) d
   CROSS JOIN LATERAL (SELECT d.has_plan AND p.exception IS NULL AS ok) o
 $$;
-COMMENT ON FUNCTION checks.check_documents(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_documents(integer, bigint[]) IS
   '3(h): the Corps approval of a permit that impacts wetland is on record; 4: a permit that '
   'disturbs land has an approved Rule D erosion control plan claiming no section 5 exception.';
 
 GRANT SELECT ON checks.permit_activity TO rulem_etl;
-GRANT EXECUTE ON FUNCTION checks.check_requests(integer, bigint),
-  checks.check_documents(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_requests(integer, bigint[]),
+  checks.check_documents(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

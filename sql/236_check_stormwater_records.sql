@@ -64,13 +64,14 @@ $$;
 COMMENT ON FUNCTION checks.section5_words(checks.permit_activity) IS
   'What a permit does that sections 5 and 5(f) govern, in words.';
 
+DROP FUNCTION IF EXISTS checks.check_stormwater_records(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_stormwater_records(p_plan_area_id integer,
-                                                           p_permit_id bigint DEFAULT NULL)
+                                                           p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH scope AS MATERIALIZED (
     SELECT a AS act, a.* FROM checks.permit_activity a
     WHERE a.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR a.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR a.permit_id IN (SELECT unnest(p_permit_ids)))
       AND (a.section5 OR a.fills_or_excavates)
   ), rec AS MATERIALIZED (
     SELECT r.* FROM core.permit_record r
@@ -128,9 +129,8 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     SELECT m.*, concat_ws(', ', CASE WHEN a.i = 1 THEN '(i)' END,
                           CASE WHEN a.ii = 1 THEN '(ii)' END,
                           CASE WHEN a.iii = 1 THEN '(iii)' END) AS triggers
-    FROM (SELECT DISTINCT permit_id FROM missing) c
-    CROSS JOIN LATERAL checks.applicability(p_plan_area_id, c.permit_id) a
-    JOIN missing m ON m.permit_id = c.permit_id
+    FROM checks.applicability(p_plan_area_id, ARRAY(SELECT DISTINCT permit_id FROM missing)) a
+    JOIN missing m ON m.permit_id = a.permit_id
     WHERE a.required
   )
   SELECT '5(a)', 'site_design', 'error', d.permit_id, NULL::bigint, d.permit_record_id,
@@ -190,14 +190,14 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          NULL::geometry
   FROM needed n
 $$;
-COMMENT ON FUNCTION checks.check_stormwater_records(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_stormwater_records(integer, bigint[]) IS
   '5(a) the site design statement addresses the four aims; 5(b)(ii) proposed peak flow rates '
   'do not exceed existing ones; 5(f) groundwater flow is not impeded (not evaluated when a '
   'permit that needs the analysis has none).';
 
 GRANT EXECUTE ON FUNCTION checks.fact_num(jsonb, text[]), checks.fact_bool(jsonb, text[]),
   checks.fact_text(jsonb, text[]), checks.section5_words(checks.permit_activity),
-  checks.check_stormwater_records(integer, bigint) TO rulem_etl;
+  checks.check_stormwater_records(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

@@ -18,8 +18,9 @@
 -- A document is judged for what it is (its public_land_agreement flag); whether it may stand
 -- in for the declaration on this land is sql/240's question.
 
+DROP FUNCTION IF EXISTS checks.check_declaration_content(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_declaration_content(p_plan_area_id integer,
-                                                            p_permit_id bigint DEFAULT NULL)
+                                                            p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH doc AS (
     SELECT a.permit_id, a.decided, d.declaration_id, d.recording_no, d.executed_by,
@@ -32,7 +33,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     JOIN core.declaration d ON d.permit_id = a.permit_id AND d.valid_to IS NULL
     LEFT JOIN core.feature f ON f.feature_id = d.declaration_id
     WHERE a.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR a.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR a.permit_id IN (SELECT unnest(p_permit_ids)))
       AND d.kind = 'buffer'
   )
   SELECT '6', 'declaration_content', CASE WHEN d.decided THEN 'error' ELSE 'warning' END,
@@ -71,11 +72,11 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          NULL::geometry
   FROM doc d WHERE d.agreement
 $$;
-COMMENT ON FUNCTION checks.check_declaration_content(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_declaration_content(integer, bigint[]) IS
   '6: buffer declarations state the subdivision clause, public-land agreements the conveyance '
   'clause; 10: public-land agreements are executed by the District''s board, not staff.';
 
-GRANT EXECUTE ON FUNCTION checks.check_declaration_content(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_declaration_content(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

@@ -35,8 +35,9 @@
 --                                 the record each is not evaluated; a fact missing leaves its
 --                                 case not evaluated.
 
+DROP FUNCTION IF EXISTS checks.check_marker_records(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_marker_records(p_plan_area_id integer,
-                                                       p_permit_id bigint DEFAULT NULL)
+                                                       p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH scope AS MATERIALIZED (
     SELECT a.permit_id, a.decided, a.public_land, a.involves_subdivision, p.vegetation_plan_on,
@@ -45,7 +46,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_activity a
     JOIN core.permit p ON p.permit_id = a.permit_id AND p.valid_to IS NULL
     WHERE a.plan_area_id = p_plan_area_id
-      AND (p_permit_id IS NULL OR a.permit_id = p_permit_id)
+      AND (p_permit_ids IS NULL OR a.permit_id IN (SELECT unnest(p_permit_ids)))
       AND EXISTS (SELECT 1 FROM core.buffer b
                   WHERE b.valid_to IS NULL AND b.permit_id = a.permit_id)
   ), design AS (
@@ -107,16 +108,17 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          NULL::geometry
   FROM lots l
 $$;
-COMMENT ON FUNCTION checks.check_marker_records(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_marker_records(integer, bigint[]) IS
   '6(b): the written approval of a permit''s marker design and text, and the monumentation of '
   'each lot of record a subdivision creates along the buffer.';
 
+DROP FUNCTION IF EXISTS checks.check_buffer_disturbance(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_buffer_disturbance(p_plan_area_id integer,
-                                                           p_permit_id bigint DEFAULT NULL)
+                                                           p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH disturbed AS MATERIALIZED (  -- grading inside a buffer, as sql/240 measures it
     SELECT s.permit_id, s.baseline_on, g.m2
-    FROM checks.buffer_site(p_plan_area_id, p_permit_id) s
+    FROM checks.buffer_site_of(p_plan_area_id, p_permit_ids) s
     CROSS JOIN LATERAL (
       SELECT ST_Area(ST_Intersection(ST_Union(x.geom), s.buffer)) AS m2 FROM core.grading x
       WHERE x.valid_to IS NULL AND x.permit_id = s.permit_id AND x.geom && s.buffer) g
@@ -226,13 +228,13 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
      'vegetation')) k (paragraph, code, unit, says)
   WHERE NOT EXISTS (SELECT 1 FROM rec r WHERE r.permit_id = d.permit_id)
 $$;
-COMMENT ON FUNCTION checks.check_buffer_disturbance(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_buffer_disturbance(integer, bigint[]) IS
   '6(e)(i)-(iv), (vi): a permit whose grading disturbs a buffer has a buffer disturbance record '
   'meeting each criterion (erosion control plan, canopy intact, restored slope, soil, sheet '
   'flow and habitat, revegetation plan, stability); not evaluated without it.';
 
-GRANT EXECUTE ON FUNCTION checks.check_marker_records(integer, bigint),
-  checks.check_buffer_disturbance(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_marker_records(integer, bigint[]),
+  checks.check_buffer_disturbance(integer, bigint[]) TO rulem_etl;
 
 -- The checks this file's functions evaluate, registered in the catalogue (sql/200): the
 -- runner (sql/280) calls every function a current row names.

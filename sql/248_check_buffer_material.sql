@@ -18,8 +18,9 @@
 -- nothing excuses (an excused feature passes with 0 and says why). Parts under
 -- area_tolerance_m2 pass.
 
+DROP FUNCTION IF EXISTS checks.check_buffer_material(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_buffer_material(p_plan_area_id integer,
-                                                        p_permit_id bigint DEFAULT NULL)
+                                                        p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH site AS MATERIALIZED (
     SELECT s.permit_id, s.buffer, s.wetland,
@@ -33,7 +34,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
               AND (r.kind = 'buffer_disturbance'
                    OR (r.kind = 'temporary_placement' AND r.approved_on IS NOT NULL)))
              AS grading_excuse
-    FROM checks.buffer_site(p_plan_area_id, p_permit_id) s
+    FROM checks.buffer_site_of(p_plan_area_id, p_permit_ids) s
   ), feature AS (
     SELECT i.permit_id, i.impact_id AS feature_id, i.kind || ' impact' AS what, false AS grading,
            i.geom
@@ -82,12 +83,12 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
            i.grading AND i.grading_excuse IS NOT NULL AS excused,
            round(coalesce(core.acres(i.part), 0), 4) AS acres) a
 $$;
-COMMENT ON FUNCTION checks.check_buffer_material(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_buffer_material(integer, bigint[]) IS
   '6(g): acres of buffer each fill or excavation impact, grading, excavated BMP and wetland '
   'replacement of a permit works, unless grading is under 6(e) or approved temporary '
   'placement.';
 
-GRANT EXECUTE ON FUNCTION checks.check_buffer_material(integer, bigint) TO rulem_etl;
+GRANT EXECUTE ON FUNCTION checks.check_buffer_material(integer, bigint[]) TO rulem_etl;
 
 -- The check this file's function evaluates, registered in the catalogue (sql/200): the runner
 -- (sql/280) calls every function a current row names.

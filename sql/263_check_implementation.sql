@@ -32,8 +32,9 @@
 -- Findings that depend on the date (a year falling due, a condition passing its date) are
 -- found again by the nightly's incremental run through checks.dated_check_changes (sql/285).
 
+DROP FUNCTION IF EXISTS checks.check_implementation(integer, bigint);
 CREATE OR REPLACE FUNCTION checks.check_implementation(p_plan_area_id integer,
-                                                       p_permit_id bigint DEFAULT NULL)
+                                                       p_permit_ids bigint[] DEFAULT NULL)
 RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   WITH repl AS MATERIALIZED (  -- wetland replacement of the permits in scope (and District's)
     SELECT r.permit_id, r.replacement_id, r.status, r.geom, a.decided, a.impact_started_on,
@@ -48,8 +49,8 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     LEFT JOIN checks.permit_activity a ON a.permit_id = r.permit_id
     LEFT JOIN core.feature f ON f.feature_id = r.replacement_id
     WHERE r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id AND r.component = 'wetland'
-      AND (a.permit_id IS NOT NULL OR (r.permit_id IS NULL AND p_permit_id IS NULL))
-      AND (p_permit_id IS NULL OR r.permit_id = p_permit_id)
+      AND (a.permit_id IS NOT NULL OR (r.permit_id IS NULL AND p_permit_ids IS NULL))
+      AND (p_permit_ids IS NULL OR r.permit_id IN (SELECT unnest(p_permit_ids)))
   ), sched AS MATERIALIZED (  -- the monitoring years of the certified features
     SELECT rp.*, p.n, p.grace, extract(year FROM rp.certified_on)::int AS first_year,
            extract(year FROM rp.certified_on)::int + p.n - 1 AS last_year
@@ -212,7 +213,7 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
          NULL::geometry
   FROM checks.permit_activity a
   WHERE a.plan_area_id = p_plan_area_id
-    AND (p_permit_id IS NULL OR a.permit_id = p_permit_id)
+    AND (p_permit_ids IS NULL OR a.permit_id IN (SELECT unnest(p_permit_ids)))
     AND a.decided AND a.impacts
   UNION ALL
   -- 10 condition_overdue
@@ -236,9 +237,9 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
   CROSS JOIN LATERAL (
     SELECT c.state <> 'open' OR c.due_on IS NULL OR c.due_on >= current_date AS ok) o
   WHERE a.plan_area_id = p_plan_area_id
-    AND (p_permit_id IS NULL OR a.permit_id = p_permit_id)
+    AND (p_permit_ids IS NULL OR a.permit_id IN (SELECT unnest(p_permit_ids)))
 $$;
-COMMENT ON FUNCTION checks.check_implementation(integer, bigint) IS
+COMMENT ON FUNCTION checks.check_implementation(integer, bigint[]) IS
   '7(e): monitoring years due without a record, replacement not secured by a held surety until '
   'certified and monitored, impact begun before construction without a surety; 7(f): TEP '
   'review after the decision; 10: conditions of issuance open past their due date.';
@@ -284,7 +285,7 @@ COMMENT ON FUNCTION checks.dated_check_changes(integer, date, date) IS
   'between two days without a write: conditions falling due, monitoring years due or '
   'overdue, observation and release dates arriving.';
 
-GRANT EXECUTE ON FUNCTION checks.check_implementation(integer, bigint),
+GRANT EXECUTE ON FUNCTION checks.check_implementation(integer, bigint[]),
   checks.dated_check_changes(integer, date, date) TO rulem_etl;
 
 -- The checks this file's function evaluates, registered in the catalogue (sql/200): the

@@ -171,9 +171,11 @@ def test_random_plan_areas_give_the_same_central_wetland(site: Site, seed: int) 
     permits = []
     for k in range(8):
         x, y = rnd.randrange(0, 1600), rnd.randrange(100, 1700)
-        pid = permit_at(site, f"P{k}", x, y,
-                        decided_on=rnd.choice(("2020-06-01", "2024-06-01", None)),
-                        status=rnd.choice(("approved", "under_review")))
+        decided_on = rnd.choice(("2020-06-01", "2024-06-01", None))
+        status = rnd.choice(("approved", "under_review"))
+        # an approved permit has a decision date (the write rules of docs/ingest.md)
+        pid = permit_at(site, f"P{k}", x, y, decided_on=decided_on,
+                        status="under_review" if decided_on is None else status)
         permits.append(pid)
         if rnd.random() < 0.7:
             ix, iy = rnd.randrange(0, 1700), rnd.randrange(0, 1700)

@@ -208,7 +208,7 @@ def test_cli_prints_findings_grouped_by_permit(committed: None, db_url: str,
     assert "unknown plan area 'nowhere'" in capsys.readouterr().err
     # on two sessions (rulem_db.checks.parallel): the same findings
     assert cli.main(["--db", db_url, "check", "--workers", "2"]) == 0
-    assert "permit 24-001 (acd-53-62): 1 findings, 1 errors" in capsys.readouterr().out
+    assert "permit 24-001 (acd-53-62): 2 findings, 2 errors" in capsys.readouterr().out
     assert cli.main(["--db", db_url, "check", "--workers", "0"]) == 1
     assert "--workers must be 1 or more" in capsys.readouterr().err
 
