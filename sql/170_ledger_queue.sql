@@ -1,9 +1,15 @@
 -- 170_ledger_queue: what changed, and the recompute that drains it.
 -- Statement-level triggers on every input layer put the owners (permits, District projects)
 -- whose figures a change can move into ledger.change_queue, with the reason in words:
---   impact, replacement,         the feature's permit (or District project)
---   structure
+--   impact, replacement,         the feature's permit (or District project); an impact,
+--   structure, bmp, grading      structure, BMP or grading also every other permit whose
+--                                disturbance meets it (ground is charged once, to the
+--                                permit decided first: sql/110), a replacement every owner
+--                                whose replacement or disturbance meets it (claims on the
+--                                same ground, sql/120; built basins are wetland, sql/110)
 --   permit                       the permit itself (status, baseline and decision dates, PINs)
+--                                and, when its decision changes, the owners whose replacements
+--                                or disturbance meet its own
 --   credit_transfer              the giving and the receiving permit
 --   wetland, delineation,        owners whose current impacts or replacements meet the old or
 --   buffer, heritage_area        the new geometry (a delineation: its study area and its wetlands)
@@ -18,20 +24,26 @@
 -- without waiting, so any number of workers can drain it at once and none waits for another;
 -- rows are marked processed (with the run), never deleted.
 
--- The owners whose current impacts or replacements meet a geometry.
+-- The permits whose current disturbance (impacts, structures, BMPs, grading: sql/110) meets a
+-- geometry.
+CREATE OR REPLACE FUNCTION ledger.impacters_meeting(p_plan_area_id integer, p_geom geometry)
+RETURNS TABLE (permit_id bigint, district_project text)
+LANGUAGE sql STABLE AS $$
+  SELECT DISTINCT i.permit_id, NULL::text
+  FROM ledger.disturbance i
+  WHERE p_geom IS NOT NULL AND i.plan_area_id = p_plan_area_id
+    AND i.geom && p_geom AND ST_Intersects(i.geom, p_geom)
+$$;
+COMMENT ON FUNCTION ledger.impacters_meeting(integer, geometry) IS
+  'Permits whose current impacts, structures, BMPs or grading meet a geometry.';
+
+-- The owners whose current disturbance or replacements meet a geometry.
 DROP FUNCTION IF EXISTS ledger.owners_meeting(integer, geometry);
 CREATE OR REPLACE FUNCTION ledger.owners_meeting(p_plan_area_id integer, p_geom geometry)
 RETURNS TABLE (permit_id bigint, district_project text)
 LANGUAGE sql STABLE AS $$
-  SELECT i.permit_id, NULL::text
-  FROM core.impact i
-  WHERE p_geom IS NOT NULL AND i.valid_to IS NULL AND i.plan_area_id = p_plan_area_id
-    AND i.geom && p_geom AND ST_Intersects(i.geom, p_geom)
-  UNION
-  SELECT s.permit_id, NULL::text                   -- structures are fill (sql/110)
-  FROM core.structure s
-  WHERE p_geom IS NOT NULL AND s.valid_to IS NULL AND s.plan_area_id = p_plan_area_id
-    AND s.geom && p_geom AND ST_Intersects(s.geom, p_geom)
+  SELECT i.permit_id, i.district_project
+  FROM ledger.impacters_meeting(p_plan_area_id, p_geom) i
   UNION
   SELECT r.permit_id, CASE WHEN r.permit_id IS NULL THEN r.district_project END
   FROM core.replacement r
@@ -39,8 +51,8 @@ LANGUAGE sql STABLE AS $$
     AND r.geom && p_geom AND ST_Intersects(r.geom, p_geom)
 $$;
 COMMENT ON FUNCTION ledger.owners_meeting(integer, geometry) IS
-  'Permits and District projects whose current impacts, structures or replacements meet a '
-  'geometry.';
+  'Permits and District projects whose current impacts, structures, BMPs, grading or '
+  'replacements meet a geometry.';
 
 -- Every owner of a plan area: current permits, District projects, and owners with entries
 -- (a retired permit's entries must be reversed).
@@ -129,8 +141,7 @@ BEGIN
     RETURN NULL;
   END IF;
   SELECT count(*) INTO n_changed FROM changed_rows;
-  SELECT (SELECT count(*) FROM core.impact WHERE valid_to IS NULL)
-         + (SELECT count(*) FROM core.structure WHERE valid_to IS NULL)
+  SELECT (SELECT count(*) FROM ledger.disturbance)
          + (SELECT count(*) FROM core.replacement WHERE valid_to IS NULL) INTO n_owned;
   IF n_changed <= n_owned THEN
     meet := $m$
@@ -144,10 +155,7 @@ BEGIN
     meet := format($m$
       SELECT ch.*, o.permit_id, o.district_project
       FROM (SELECT i.plan_area_id, i.permit_id, NULL::text AS district_project, i.geom
-            FROM core.impact i WHERE i.valid_to IS NULL
-            UNION ALL
-            SELECT s.plan_area_id, s.permit_id, NULL::text, s.geom
-            FROM core.structure s WHERE s.valid_to IS NULL
+            FROM ledger.disturbance i
             UNION ALL
             SELECT r.plan_area_id, r.permit_id,
                    CASE WHEN r.permit_id IS NULL THEN r.district_project END, r.geom
@@ -256,7 +264,11 @@ BEGIN
       ON TG_OP = 'UPDATE' AND cur.replacement_id = c.replacement_id AND cur.valid_to IS NULL
     CROSS JOIN LATERAL (SELECT * FROM ledger.claimants_meeting(c.plan_area_id, c.geom)
                         UNION
-                        SELECT * FROM ledger.claimants_meeting(c.plan_area_id, cur.geom)) o
+                        SELECT * FROM ledger.claimants_meeting(c.plan_area_id, cur.geom)
+                        UNION               -- a built basin is wetland to whoever fills it
+                        SELECT * FROM ledger.impacters_meeting(c.plan_area_id, c.geom)
+                        UNION
+                        SELECT * FROM ledger.impacters_meeting(c.plan_area_id, cur.geom)) o
     WHERE c.component = 'wetland' OR cur.component = 'wetland';
   ELSE                                  -- permit: a decision changed the order of its claims
     INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
@@ -266,18 +278,55 @@ BEGIN
                                 c.permit_no)
     FROM changed_rows c
     JOIN core.permit cur ON cur.permit_id = c.permit_id AND cur.valid_to IS NULL
-    JOIN core.replacement r ON r.permit_id = c.permit_id AND r.valid_to IS NULL
-                           AND r.component = 'wetland'
-    CROSS JOIN LATERAL ledger.claimants_meeting(c.plan_area_id, r.geom) o
-    WHERE (cur.decided_on, cur.status) IS DISTINCT FROM (c.decided_on, c.status)
+    CROSS JOIN LATERAL (
+      SELECT x.* FROM core.replacement r
+      CROSS JOIN LATERAL ledger.claimants_meeting(c.plan_area_id, r.geom) x
+      WHERE r.permit_id = c.permit_id AND r.valid_to IS NULL AND r.component = 'wetland'
+      UNION                     -- and the order of charges on the same wetland (sql/110)
+      SELECT x.* FROM ledger.disturbance i
+      CROSS JOIN LATERAL ledger.impacters_meeting(c.plan_area_id, i.geom) x
+      WHERE i.permit_id = c.permit_id) o
+    WHERE (cur.decided_on, cur.baseline_on, cur.status)
+          IS DISTINCT FROM (c.decided_on, c.baseline_on, c.status)
       AND o.permit_id IS DISTINCT FROM c.permit_id;
   END IF;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ledger.queue_claim_change() IS
-  'Trigger (replacement, permit): queues the other owners whose wetland replacements meet a '
-  'changed replacement, or the replacements of a permit whose decision changed (the order of '
-  'claims on the same ground, 7(b)).';
+  'Trigger (replacement, permit): queues the other owners whose wetland replacements or '
+  'disturbance meet a changed replacement, or the replacements and disturbance of a permit '
+  'whose decision changed (the order of claims and charges on the same ground, 7(b)).';
+
+-- Ground is charged once, to the permit decided first (sql/110): a disturbance added, moved
+-- or retired can move the impact of every other permit whose disturbance meets it.
+CREATE OR REPLACE FUNCTION ledger.queue_charge_change() RETURNS trigger
+LANGUAGE plpgsql SET jit = off AS $$
+BEGIN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
+     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
+    RETURN NULL;
+  END IF;
+  EXECUTE format($q$
+    INSERT INTO ledger.change_queue (plan_area_id, permit_id, layer, feature_id, version_id,
+                                     reason)
+    SELECT DISTINCT c.plan_area_id, o.permit_id, %1$L, c.%2$I, c.version_id,
+           format('%%s %%s %%s, on ground charged once', %1$L, f.feature_key,
+                  ledger.change_words(%3$L, c.version_id, cur.version_id))
+    FROM changed_rows c
+    JOIN core.feature f ON f.feature_id = c.%2$I
+    LEFT JOIN core.%1$I cur
+      ON %3$L = 'UPDATE' AND cur.%2$I = c.%2$I AND cur.valid_to IS NULL
+    CROSS JOIN LATERAL (SELECT * FROM ledger.impacters_meeting(c.plan_area_id, c.geom)
+                        UNION
+                        SELECT * FROM ledger.impacters_meeting(c.plan_area_id, cur.geom)) o
+    WHERE o.permit_id IS DISTINCT FROM c.permit_id
+      AND o.permit_id IS DISTINCT FROM cur.permit_id
+  $q$, TG_TABLE_NAME, TG_TABLE_NAME || '_id', TG_OP);
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION ledger.queue_charge_change() IS
+  'Trigger (impact, structure, bmp, grading): queues the other permits whose disturbance '
+  'meets a changed feature (ground is charged once, to the permit decided first).';
 
 CREATE OR REPLACE FUNCTION ledger.queue_transfer_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
@@ -336,7 +385,8 @@ DECLARE
 BEGIN
   FOR t IN SELECT * FROM (VALUES
       ('impact', 'queue_owned_change'), ('replacement', 'queue_owned_change'),
-      ('structure', 'queue_owned_change'),
+      ('structure', 'queue_owned_change'), ('bmp', 'queue_owned_change'),
+      ('grading', 'queue_owned_change'),
       ('wetland', 'queue_spatial_change'), ('delineation', 'queue_spatial_change'),
       ('buffer', 'queue_spatial_change'), ('heritage_area', 'queue_spatial_change'),
       ('parcel', 'queue_spatial_change'), ('permit', 'queue_permit_change'),
@@ -363,6 +413,21 @@ DROP TRIGGER IF EXISTS ledger_queue_claim_update ON core.replacement;
 CREATE TRIGGER ledger_queue_claim_update AFTER UPDATE ON core.replacement
   REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT
   EXECUTE FUNCTION ledger.queue_claim_change();
+DO $$
+DECLARE
+  t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['impact', 'structure', 'bmp', 'grading'] LOOP
+    EXECUTE format('DROP TRIGGER IF EXISTS ledger_queue_charge_insert ON core.%I', t);
+    EXECUTE format('CREATE TRIGGER ledger_queue_charge_insert AFTER INSERT ON core.%I '
+                   'REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION ledger.queue_charge_change()', t);
+    EXECUTE format('DROP TRIGGER IF EXISTS ledger_queue_charge_update ON core.%I', t);
+    EXECUTE format('CREATE TRIGGER ledger_queue_charge_update AFTER UPDATE ON core.%I '
+                   'REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION ledger.queue_charge_change()', t);
+  END LOOP;
+END $$;
 DROP TRIGGER IF EXISTS ledger_queue_claim_update ON core.permit;
 CREATE TRIGGER ledger_queue_claim_update AFTER UPDATE ON core.permit
   REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT
@@ -638,13 +703,20 @@ REVOKE ALL ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owne
   ledger.enqueue_all(bigint), ledger.drain(bigint, integer), ledger.drain_all(bigint, integer),
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
   ledger.purge_processed_queue(), ledger.claimants_meeting(integer, geometry),
-  ledger.queue_claim_change() FROM PUBLIC;
+  ledger.queue_claim_change(), ledger.impacters_meeting(integer, geometry),
+  ledger.queue_charge_change() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
   ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
   ledger.enqueue_all(bigint), ledger.drain(bigint, integer), ledger.drain_all(bigint, integer),
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
   ledger.purge_processed_queue(), ledger.claimants_meeting(integer, geometry),
-  ledger.queue_claim_change() TO rulem_etl;
+  ledger.queue_claim_change(), ledger.impacters_meeting(integer, geometry),
+  ledger.queue_charge_change() TO rulem_etl;
+-- An edit through schema edit (sql/950) fires the queue triggers with the editor's rights:
+-- what they call to find the owners a change meets.
+GRANT EXECUTE ON FUNCTION ledger.claimants_meeting(integer, geometry),
+  ledger.impacters_meeting(integer, geometry) TO rulem_editor;
+GRANT SELECT ON ledger.disturbance TO rulem_editor;
 GRANT SELECT, INSERT, UPDATE ON ledger.change_queue, ledger.run TO rulem_etl;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ledger TO rulem_etl;
