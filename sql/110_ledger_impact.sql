@@ -53,6 +53,73 @@ COMMENT ON VIEW ledger.disturbance IS
   'polygons as recorded; structures and grading fill; wet ponds and infiltration basins '
   'excavate, other BMPs fill. src: the layer; label: the feature in words.';
 
+-- The disturbance of some permits, through each layer's permit index (a join with the view
+-- hashed every impact of the plan area, 1.2 ms of a one-change recompute at county size).
+CREATE OR REPLACE FUNCTION ledger.disturbance_of(p_plan_area_id integer, p_permit_ids bigint[])
+RETURNS TABLE (plan_area_id integer, permit_id bigint, src text, version_id bigint, kind text,
+               geom geometry, feature_id bigint, label text)
+LANGUAGE sql STABLE AS $$
+  SELECT i.plan_area_id, i.permit_id, 'impact'::text, i.version_id, i.kind, i.geom,
+         i.impact_id, i.kind || ' impact'
+  FROM core.impact i
+  WHERE i.permit_id = ANY(p_permit_ids) AND i.valid_to IS NULL
+    AND i.plan_area_id = p_plan_area_id
+  UNION ALL
+  SELECT s.plan_area_id, s.permit_id, 'structure', s.version_id, 'fill', s.geom, s.structure_id,
+         coalesce(s.kind, 'other') || ' structure'
+  FROM core.structure s
+  WHERE s.permit_id = ANY(p_permit_ids) AND s.valid_to IS NULL
+    AND s.plan_area_id = p_plan_area_id
+  UNION ALL
+  SELECT b.plan_area_id, b.permit_id, 'bmp', b.version_id,
+         CASE WHEN b.kind IN ('wet_pond', 'infiltration') THEN 'excavate' ELSE 'fill' END,
+         b.geom, b.bmp_id, b.kind || ' stormwater BMP'
+  FROM core.bmp b
+  WHERE b.permit_id = ANY(p_permit_ids) AND b.valid_to IS NULL
+    AND b.plan_area_id = p_plan_area_id
+  UNION ALL
+  SELECT g.plan_area_id, g.permit_id, 'grading', g.version_id, 'fill', g.geom, g.grading_id,
+         'grading'
+  FROM core.grading g
+  WHERE g.permit_id = ANY(p_permit_ids) AND g.valid_to IS NULL
+    AND g.plan_area_id = p_plan_area_id
+$$;
+COMMENT ON FUNCTION ledger.disturbance_of(integer, bigint[]) IS
+  'ledger.disturbance of some permits (each layer read through its permit index).';
+
+-- The permits decided earlier (decision date, then permit id; undecided after every decided
+-- one; denied and withdrawn never) whose disturbance meets a box, for each of some permits.
+CREATE OR REPLACE FUNCTION ledger.earlier_near(p_plan_area_id integer, p_permit_ids bigint[],
+                                               p_boxes geometry[])
+RETURNS TABLE (owner_no integer, earlier_permit_id bigint)
+LANGUAGE sql STABLE AS $$
+  SELECT DISTINCT u.n::integer, x.permit_id
+  FROM unnest(p_permit_ids, p_boxes) WITH ORDINALITY AS u(permit_id, box, n)
+  CROSS JOIN LATERAL (SELECT p.permit_id, p.decided_on FROM core.permit p
+                      WHERE p.permit_id = u.permit_id AND p.valid_to IS NULL) me
+  CROSS JOIN LATERAL (   -- by each layer's spatial index, owner by owner (a join with the
+    SELECT i.permit_id FROM core.impact i   -- view compared every pair: 7.7 million a county)
+    WHERE i.geom && u.box AND i.valid_to IS NULL AND i.plan_area_id = p_plan_area_id
+    UNION ALL
+    SELECT s.permit_id FROM core.structure s
+    WHERE s.geom && u.box AND s.valid_to IS NULL AND s.plan_area_id = p_plan_area_id
+    UNION ALL
+    SELECT b.permit_id FROM core.bmp b
+    WHERE b.geom && u.box AND b.valid_to IS NULL AND b.plan_area_id = p_plan_area_id
+    UNION ALL
+    SELECT g.permit_id FROM core.grading g
+    WHERE g.geom && u.box AND g.valid_to IS NULL AND g.plan_area_id = p_plan_area_id) x
+  CROSS JOIN LATERAL (SELECT p.permit_id, p.decided_on FROM core.permit p
+                      WHERE p.permit_id = x.permit_id AND p.valid_to IS NULL
+                        AND p.status NOT IN ('denied', 'withdrawn')) pm
+  WHERE u.box IS NOT NULL AND x.permit_id <> u.permit_id
+    AND (coalesce(pm.decided_on, 'infinity'::date), pm.permit_id)
+        < (coalesce(me.decided_on, 'infinity'::date), me.permit_id)
+$$;
+COMMENT ON FUNCTION ledger.earlier_near(integer, bigint[], geometry[]) IS
+  'For each of some permits (owner_no: position) and a box: the permits decided earlier whose '
+  'disturbance meets the box.';
+
 -- What each permit's disturbance meets of the wetland as of its date (no earlier charge taken
 -- away): the full-factor part and the partial-drain part outside it.
 CREATE OR REPLACE FUNCTION ledger.impact_ground(p_plan_area_id integer, p_permit_ids bigint[],
@@ -90,7 +157,7 @@ LANGUAGE sql STABLE AS $$
              AS grading_versions,
            ST_Envelope(ST_Collect(i.geom)) AS box
     FROM o
-    JOIN ledger.disturbance i ON i.permit_id = o.permit_id AND i.plan_area_id = p_plan_area_id
+    JOIN ledger.disturbance_of(p_plan_area_id, p_permit_ids) i ON i.permit_id = o.permit_id
     GROUP BY o.owner_no
   ), imp AS (                 -- partial drains outside the full-factor kinds
     SELECT imp0.*, ledger.minus(imp0.partial_g, imp0.full_g) AS partial_only FROM imp0
@@ -146,34 +213,21 @@ CREATE OR REPLACE FUNCTION ledger.earlier_charges(p_plan_area_id integer, p_perm
 RETURNS TABLE (owner_no integer, earlier_permit_id bigint, full_geom geometry,
                partial_geom geometry)
 LANGUAGE sql STABLE AS $$
-  WITH o AS (
-    SELECT u.n::integer AS owner_no, u.permit_id, u.box,
-           coalesce(pm.decided_on, 'infinity'::date) AS claim_on
-    FROM unnest(p_permit_ids, p_boxes) WITH ORDINALITY AS u(permit_id, box, n)
-    JOIN core.permit pm ON pm.permit_id = u.permit_id AND pm.valid_to IS NULL
-    WHERE u.box IS NOT NULL
-  ), near AS MATERIALIZED (
-    SELECT DISTINCT o.owner_no, x.permit_id
-    FROM o
-    JOIN ledger.disturbance x
-      ON x.geom && o.box AND x.plan_area_id = p_plan_area_id AND x.permit_id <> o.permit_id
-    JOIN core.permit pm
-      ON pm.permit_id = x.permit_id AND pm.valid_to IS NULL
-     AND pm.status NOT IN ('denied', 'withdrawn')
-     AND (coalesce(pm.decided_on, 'infinity'::date), pm.permit_id) < (o.claim_on, o.permit_id)
+  WITH near AS MATERIALIZED (
+    SELECT * FROM ledger.earlier_near(p_plan_area_id, p_permit_ids, p_boxes)
   ), q AS (
     SELECT array_agg(pm.permit_id ORDER BY pm.permit_id) AS ids,
            array_agg(ledger.permit_baseline_on(pm.baseline_on, pm.decided_on)
                      ORDER BY pm.permit_id) AS dates
     FROM core.permit pm
-    WHERE pm.valid_to IS NULL AND pm.permit_id IN (SELECT near.permit_id FROM near)
+    WHERE pm.valid_to IS NULL AND pm.permit_id IN (SELECT near.earlier_permit_id FROM near)
   ), e AS MATERIALIZED (
     SELECT q.ids[g.owner_no] AS permit_id, g.full_geom, g.partial_geom
     FROM q CROSS JOIN LATERAL ledger.impact_ground(p_plan_area_id, q.ids, q.dates) g
     WHERE q.ids IS NOT NULL
   )
   SELECT near.owner_no, e.permit_id, e.full_geom, e.partial_geom
-  FROM near JOIN e ON e.permit_id = near.permit_id
+  FROM near JOIN e ON e.permit_id = near.earlier_permit_id
   WHERE e.full_geom IS NOT NULL OR e.partial_geom IS NOT NULL
 $$;
 COMMENT ON FUNCTION ledger.earlier_charges(integer, bigint[], geometry[]) IS
@@ -204,27 +258,48 @@ LANGUAGE sql STABLE AS $$
            array_agg(c.version_id ORDER BY c.version_id) AS versions
     FROM core.cwmp_area c
     WHERE c.valid_to IS NULL AND c.plan_area_id = p_plan_area_id
-  ), g AS MATERIALIZED (
-    SELECT x.*, ST_Envelope(ST_Collect(x.full_geom, x.partial_geom)) AS box
-    FROM ledger.impact_ground(p_plan_area_id, p_permit_ids, p_on) x
+  ), box AS (                -- each permit's disturbance, boxed
+    SELECT u.n::integer AS owner_no, ST_Envelope(ST_Collect(d.geom)) AS box
+    FROM unnest(p_permit_ids) WITH ORDINALITY AS u(permit_id, n)
+    JOIN ledger.disturbance_of(p_plan_area_id, p_permit_ids) d ON d.permit_id = u.permit_id
+    GROUP BY u.n
+  ), boxes AS (              -- as an array by position (a sub-select as the argument would
+    SELECT ARRAY(SELECT b.box    -- keep ledger.earlier_near from being inlined: planned anew
+                 FROM generate_series(1, cardinality(p_permit_ids)) AS k(i)  -- at each call)
+                 LEFT JOIN box b ON b.owner_no = k.i ORDER BY k.i) AS boxes
+  ), near AS MATERIALIZED (   -- the permits decided earlier whose disturbance meets it
+    SELECT n.* FROM boxes
+    CROSS JOIN LATERAL ledger.earlier_near(p_plan_area_id, p_permit_ids, boxes.boxes) n
+  ), extra AS (               -- those not measured anyway, with their baseline dates
+    SELECT coalesce(array_agg(pm.permit_id ORDER BY pm.permit_id), '{}') AS ids,
+           coalesce(array_agg(ledger.permit_baseline_on(pm.baseline_on, pm.decided_on)
+                              ORDER BY pm.permit_id), '{}') AS dates
+    FROM (SELECT DISTINCT near.earlier_permit_id AS id FROM near) n
+    CROSS JOIN LATERAL (       -- by the permit index, not a hash of every permit
+      SELECT p.permit_id, p.baseline_on, p.decided_on FROM core.permit p
+      WHERE p.permit_id = n.id AND p.valid_to IS NULL) pm
+    WHERE pm.permit_id <> ALL(array_remove(p_permit_ids, NULL))
+  ), g AS MATERIALIZED (       -- what each disturbance meets of its wetland: one call for all
+    SELECT x.*, (p_permit_ids || extra.ids)[x.owner_no] AS permit_id
+    FROM extra CROSS JOIN LATERAL ledger.impact_ground(
+      p_plan_area_id, p_permit_ids || extra.ids, p_on || extra.dates) x
   ), ex AS (                   -- ground charged earlier: wholly, and only as a partial drain
-    SELECT c.owner_no,
-           ledger.union_all(array_agg(c.full_geom ORDER BY c.earlier_permit_id)) AS e_full,
-           ledger.union_all(array_agg(c.partial_geom ORDER BY c.earlier_permit_id)) AS e_part,
-           array_agg(c.earlier_permit_id ORDER BY c.earlier_permit_id) AS earlier
-    FROM (SELECT array_agg(g.owner_no ORDER BY g.owner_no) AS nos,
-                 array_agg(g.box ORDER BY g.owner_no) AS boxes FROM g) a
-    CROSS JOIN LATERAL ledger.earlier_charges(
-      p_plan_area_id, ARRAY(SELECT p_permit_ids[n] FROM unnest(a.nos) n), a.boxes) c0
-    CROSS JOIN LATERAL (SELECT a.nos[c0.owner_no] AS owner_no, c0.earlier_permit_id,
-                               c0.full_geom, c0.partial_geom) c
-    WHERE a.nos IS NOT NULL
-    GROUP BY c.owner_no
+    SELECT n.owner_no,        -- (of the earlier permits whose ground meets the box of this
+           ledger.union_all(array_agg(e.full_geom ORDER BY e.permit_id)) AS e_full,  -- one's:
+           ledger.union_all(array_agg(e.partial_geom ORDER BY e.permit_id)) AS e_part,  -- the
+           array_agg(e.permit_id ORDER BY e.permit_id) AS earlier  -- others take nothing away)
+    FROM near n
+    JOIN g m ON m.owner_no = n.owner_no
+    JOIN g e ON e.permit_id = n.earlier_permit_id
+    WHERE ST_Envelope(ST_Collect(m.full_geom, m.partial_geom))
+          && ST_Collect(e.full_geom, e.partial_geom)
+    GROUP BY n.owner_no
   ), c AS (
     SELECT g.*, p_partial_drain_factor[g.owner_no] AS factor, ex.earlier,
            ledger.union_all(ARRAY[ex.e_full, ex.e_part]) AS e_any,
            ledger.minus(ex.e_part, ex.e_full) AS e_part_only
     FROM g LEFT JOIN ex ON ex.owner_no = g.owner_no
+    WHERE g.owner_no <= cardinality(p_permit_ids)
   ), charged AS (             -- inside the CWMP area (7: "wetland within the CWMP area")
     SELECT c.*,
            ledger.minus(CASE WHEN cw.geom IS NULL THEN c.full_geom
@@ -300,10 +375,14 @@ REVOKE ALL ON FUNCTION ledger.impact_measures(integer, bigint[], date[], numeric
   ledger.impact_ground(integer, bigint[], date[]),
   ledger.earlier_charges(integer, bigint[], geometry[]),
   ledger.impact_charged_earlier(integer, bigint),
-  ledger.impact_wetland(integer, date, geometry) FROM PUBLIC;
+  ledger.impact_wetland(integer, date, geometry),
+  ledger.disturbance_of(integer, bigint[]),
+  ledger.earlier_near(integer, bigint[], geometry[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.impact_measures(integer, bigint[], date[], numeric[]),
   ledger.impact_ground(integer, bigint[], date[]),
   ledger.earlier_charges(integer, bigint[], geometry[]),
   ledger.impact_charged_earlier(integer, bigint),
-  ledger.impact_wetland(integer, date, geometry) TO rulem_etl;
+  ledger.impact_wetland(integer, date, geometry),
+  ledger.disturbance_of(integer, bigint[]),
+  ledger.earlier_near(integer, bigint[], geometry[]) TO rulem_etl;
 GRANT SELECT ON ledger.disturbance TO rulem_etl;
