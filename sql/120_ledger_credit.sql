@@ -216,14 +216,16 @@ LANGUAGE sql STABLE AS $$
     FROM unnest(p_permit_ids, p_district_projects, p_on, p_heritage_threshold_ordinal,
                 p_counted, p_own_on)
          WITH ORDINALITY AS u(permit_id, project, on_date, ordinal, counted, own_on, n)
-  ), rep AS (
+  ), rep AS MATERIALIZED (    -- each feature with its owner's facts (no join back to o)
     SELECT o.owner_no, r.replacement_id, r.version_id, r.component, r.status, r.status_on,
-           r.constructed_on, r.certified_on, r.geom
+           r.constructed_on, r.certified_on, r.geom, o.permit_id AS o_permit,
+           o.project AS o_project, o.counted, o.own_on
     FROM o JOIN core.replacement r
       ON r.permit_id = o.permit_id AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
     UNION ALL
     SELECT o.owner_no, r.replacement_id, r.version_id, r.component, r.status, r.status_on,
-           r.constructed_on, r.certified_on, r.geom
+           r.constructed_on, r.certified_on, r.geom, o.permit_id, o.project, o.counted,
+           o.own_on
     FROM o JOIN core.replacement r
       ON o.permit_id IS NULL AND r.permit_id IS NULL AND r.district_project = o.project
      AND r.valid_to IS NULL AND r.plan_area_id = p_plan_area_id
@@ -279,15 +281,14 @@ LANGUAGE sql STABLE AS $$
     SELECT rep.owner_no, rep.replacement_id, rep.version_id, x.version_id AS other_version,
            x.geom
     FROM rep
-    JOIN uo ON uo.owner_no = rep.owner_no
     JOIN core.replacement x
       ON x.geom && rep.geom AND x.valid_to IS NULL AND x.plan_area_id = p_plan_area_id
      AND x.component = 'wetland'
-     AND (x.permit_id IS DISTINCT FROM uo.permit_id
-          OR (x.permit_id IS NULL AND x.district_project IS DISTINCT FROM uo.project))
+     AND (x.permit_id IS DISTINCT FROM rep.o_permit
+          OR (x.permit_id IS NULL AND x.district_project IS DISTINCT FROM rep.o_project))
      AND ST_Intersects(x.geom, rep.geom)
     WHERE rep.component = 'wetland'
-  ), stronger AS (             -- ... whose claim is stronger than the feature's own
+  ), stronger AS MATERIALIZED (  -- ... whose claim is stronger than the feature's own
     SELECT rv.owner_no, rv.replacement_id,
            ledger.union_all(array_agg(rv.geom ORDER BY rv.other_version)) AS geom,
            array_agg(rv.other_version ORDER BY rv.other_version) AS versions
@@ -298,25 +299,24 @@ LANGUAGE sql STABLE AS $$
       AND (theirs.pending, theirs.claim_on, theirs.recorded, theirs.replacement_id)
           < (mine.pending, mine.claim_on, mine.recorded, mine.replacement_id)
     GROUP BY rv.owner_no, rv.replacement_id
-  ), feat AS (                 -- each own wetland feature less the stronger claims, its dates
+  ), feat AS MATERIALIZED (    -- each own wetland feature less the stronger claims, its dates
     SELECT rep.owner_no, rep.version_id, rep.status,
            ledger.minus(rep.geom, s.geom) AS g,
-           ledger.status_rank(rep.status) >= ledger.status_rank(uo.counted) AS counted,
-           coalesce(ledger.reached_on(rep.status, uo.counted, rep.status_on,
+           ledger.status_rank(rep.status) >= ledger.status_rank(rep.counted) AS counted,
+           coalesce(ledger.reached_on(rep.status, rep.counted, rep.status_on,
                                       rep.constructed_on, rep.certified_on),
-                    uo.own_on) AS counted_on,
+                    rep.own_on) AS counted_on,
            coalesce(ledger.reached_on(rep.status, rep.status, rep.status_on,
                                       rep.constructed_on, rep.certified_on),
-                    uo.own_on) AS status_reached_on,
+                    rep.own_on) AS status_reached_on,
            CASE WHEN rep.status IN ('constructed', 'certified')
                 THEN coalesce(rep.constructed_on, rep.certified_on, rep.status_on) END
              AS built_on,
            s.versions AS claimed
     FROM rep
-    JOIN uo ON uo.owner_no = rep.owner_no
     LEFT JOIN stronger s ON s.owner_no = rep.owner_no AND s.replacement_id = rep.replacement_id
     WHERE rep.component = 'wetland'
-  ), final AS (                -- delineations approved after a feature was built, meeting it
+  ), final AS MATERIALIZED (   -- delineations approved after a feature was built, meeting it
     SELECT f.owner_no, d.version_id
     FROM feat f JOIN core.delineation d
       ON f.built_on IS NOT NULL AND d.geom && f.g AND d.valid_to IS NULL
