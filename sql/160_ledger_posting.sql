@@ -26,7 +26,6 @@
 -- open entries by line and date; those left over pair up within their (owner, parcel,
 -- measure) in date order, so a line whose date moved (a permit decided, a status reached on
 -- another date) is re-posted as a reversal and a new entry saying so.
--- Transfers (sql/130): an owner whose entries moved queues the other side of its transfers.
 -- Concurrency: posting takes each owner's transaction lock (ledger.owner_lock) in a fixed
 -- order before it reads what is posted, so two recomputes of one owner run one after the
 -- other and the second sees the first's entries.
@@ -79,8 +78,6 @@ LANGUAGE plpgsql SET jit = off SET work_mem = '64MB' AS $$
 DECLARE
   n_new integer;
   n_rev integer;
-  moved_permits bigint[];
-  moved_projects text[];
 BEGIN
   PERFORM ledger.owner_lock(o.permit_id, o.district_project)
   FROM (SELECT DISTINCT x.permit_id, NULL::text AS district_project
@@ -226,43 +223,12 @@ BEGIN
       FROM diff WHERE diff.acres IS NOT NULL
     ) y
     ORDER BY y.okey, y.measure, y.parcel_id, y.new_effective_on, y.step
-    RETURNING reverses_entry_id, permit_id, district_project
+    RETURNING reverses_entry_id
   )
   SELECT count(*) FILTER (WHERE ins.reverses_entry_id IS NULL),
-         count(*) FILTER (WHERE ins.reverses_entry_id IS NOT NULL),
-         coalesce(array_agg(DISTINCT ins.permit_id) FILTER (WHERE ins.permit_id IS NOT NULL),
-                  '{}'),
-         coalesce(array_agg(DISTINCT ins.district_project)
-                  FILTER (WHERE ins.district_project IS NOT NULL), '{}')
-  INTO n_new, n_rev, moved_permits, moved_projects
+         count(*) FILTER (WHERE ins.reverses_entry_id IS NOT NULL)
+  INTO n_new, n_rev
   FROM ins;
-  -- A transfer stands on its giver's position and counts for both sides (sql/130): when an
-  -- owner's entries moved, the other side of its transfers is recomputed too (queued here,
-  -- drained by the same recompute), unless it was in this chunk, measured with it.
-  IF cardinality(moved_permits) + cardinality(moved_projects) > 0 THEN
-    INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
-                                     feature_id, version_id, reason)
-    SELECT DISTINCT t.plan_area_id, c.permit_id, c.project, 'credit_transfer',
-           t.credit_transfer_id, t.version_id,
-           format('credit transfer %s: the figures of %s moved (run %s)', f.feature_key,
-                  c.other, p_run_id)
-    FROM core.credit_transfer t
-    JOIN core.feature f ON f.feature_id = t.credit_transfer_id
-    CROSS JOIN LATERAL (VALUES
-      (t.to_permit_id, NULL::text,
-       coalesce('permit ' || (SELECT g.feature_key FROM core.feature g
-                              WHERE g.feature_id = t.from_permit_id),
-                'District project ' || t.from_district_project)),
-      (t.from_permit_id, t.from_district_project,
-       'permit ' || (SELECT g.feature_key FROM core.feature g
-                     WHERE g.feature_id = t.to_permit_id))) AS c(permit_id, project, other)
-    WHERE t.valid_to IS NULL AND t.plan_area_id = p_plan_area_id
-      AND (t.from_permit_id = ANY(moved_permits) OR t.to_permit_id = ANY(moved_permits)
-           OR t.from_district_project = ANY(moved_projects))
-      AND (c.permit_id IS NOT NULL OR c.project IS NOT NULL)
-      AND NOT coalesce(c.permit_id = ANY(p_permit_ids), false)
-      AND NOT coalesce(c.project = ANY(p_district_projects), false);
-  END IF;
   RETURN QUERY SELECT n_new + n_rev, n_rev;
 END $$;
 COMMENT ON FUNCTION ledger.post(bigint, integer, bigint[], text[], jsonb) IS

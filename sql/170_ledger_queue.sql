@@ -489,6 +489,33 @@ $$;
 COMMENT ON FUNCTION ledger.enqueue_all(bigint) IS
   'Queues every owner of every plan area not already waiting (rulem-db recompute --all).';
 
+-- The owners credit transfers connect to some owners, directly or through others (givers
+-- and receivers alike, the owners themselves included): a change to one of them can make a
+-- transfer of the component stand or fall (sql/130), which moves both its sides.
+CREATE OR REPLACE FUNCTION ledger.transfer_component(p_permit_ids bigint[],
+                                                     p_district_projects text[])
+RETURNS TABLE (permit_id bigint, district_project text)
+LANGUAGE sql STABLE AS $$
+  WITH RECURSIVE c(permit_id, district_project) AS (
+    SELECT x.p, NULL::text FROM unnest(p_permit_ids) AS x(p) WHERE x.p IS NOT NULL
+    UNION
+    SELECT NULL::bigint, x.d FROM unnest(p_district_projects) AS x(d) WHERE x.d IS NOT NULL
+    UNION
+    SELECT n.permit_id, n.district_project
+    FROM c
+    JOIN core.credit_transfer t
+      ON t.valid_to IS NULL
+     AND (t.from_permit_id = c.permit_id OR t.to_permit_id = c.permit_id
+          OR t.from_district_project = c.district_project)
+    CROSS JOIN LATERAL (VALUES (t.from_permit_id, t.from_district_project),
+                               (t.to_permit_id, NULL::text)) AS n(permit_id, district_project)
+  )
+  SELECT c.permit_id, c.district_project FROM c
+$$;
+COMMENT ON FUNCTION ledger.transfer_component(bigint[], text[]) IS
+  'Owners connected to some owners by credit transfers, directly or through others (the '
+  'owners included).';
+
 CREATE OR REPLACE FUNCTION ledger.drain(p_run_id bigint, p_limit integer DEFAULT 100)
 RETURNS integer LANGUAGE plpgsql SET jit = off AS $$
 DECLARE
@@ -500,6 +527,8 @@ DECLARE
   skip_projects text[] := '{}';
   w record;
   g record;
+  x record;
+  held boolean;
 BEGIN
   -- Whole owners, each claimed with its ledger lock (ledger.owner_lock's key) taken without
   -- waiting: the waiting owners in order, skipping those another session holds, until their
@@ -551,6 +580,50 @@ BEGIN
       permits := coalesce(permits, '{}');
       projects := coalesce(projects, '{}');
     END IF;
+    -- Credit transfers (sql/130): the owners connected to these by transfers are recomputed
+    -- with them, in this transaction: a transfer stands or falls for both its sides at once.
+    -- Those not waiting in the queue are queued here, with the reason in words, and taken.
+    -- One whose lock another session holds is not waited for (two drains would deadlock on
+    -- each other's components) but queued again, whatever waits for it: that session may
+    -- have read the inputs before the change this drain recomputes was committed, and marks
+    -- only its own rows processed, so the new row has the owner recomputed after it.
+    FOR x IN
+      SELECT c.permit_id, c.district_project
+      FROM ledger.transfer_component(permits, projects) c
+      WHERE NOT coalesce(c.permit_id = ANY(permits), false)
+        AND NOT coalesce(c.district_project = ANY(projects), false)
+      ORDER BY 1, 2
+    LOOP
+      held := NOT pg_try_advisory_xact_lock(1279607879,
+        CASE WHEN x.permit_id IS NOT NULL THEN (x.permit_id % 2147483647)::integer
+             ELSE hashtext(x.district_project) END);
+      IF held THEN
+        NULL;
+      ELSIF x.permit_id IS NOT NULL THEN
+        permits := permits || x.permit_id;
+      ELSE
+        projects := projects || x.district_project;
+      END IF;
+      INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer, reason)
+      SELECT o.plan_area_id, x.permit_id, x.district_project, 'credit_transfer',
+             'credit transfers connect it to owners recomputed now'
+      FROM (SELECT pm.plan_area_id FROM core.permit pm
+            WHERE pm.permit_id = x.permit_id AND pm.valid_to IS NULL
+            UNION
+            SELECT r.plan_area_id FROM core.replacement r
+            WHERE x.permit_id IS NULL AND r.permit_id IS NULL
+              AND r.district_project = x.district_project AND r.valid_to IS NULL
+            UNION
+            SELECT e.plan_area_id FROM ledger.entry e         -- a retired owner's entries
+            WHERE (e.permit_id = x.permit_id
+                   OR (x.permit_id IS NULL AND e.district_project = x.district_project))
+            LIMIT 1) o
+      WHERE held OR NOT EXISTS (SELECT 1 FROM ledger.change_queue q
+                                WHERE q.processed_at IS NULL
+                                  AND (q.permit_id = x.permit_id
+                                       OR (x.permit_id IS NULL
+                                           AND q.district_project = x.district_project)));
+    END LOOP;
     -- Their rows (each lookup an index scan of the waiting rows, ix_change_queue_waiting_permit,
     -- not a scan of the queue with its 30 days of processed rows; rows this transaction locked
     -- above come back too: SKIP LOCKED skips only other transactions' locks).
@@ -602,8 +675,10 @@ END $$;
 COMMENT ON FUNCTION ledger.drain(bigint, integer) IS
   'Takes the waiting change-queue rows of whole owners, up to about p_limit rows, skipping '
   'owners whose ledger lock another session holds (when every waiting owner is held: the '
-  'rows no other drain holds, waiting for their owners), recomputes and posts those owners, '
-  'marks the rows processed; returns rows taken (0: nothing it could take)';
+  'rows no other drain holds, waiting for their owners) and the owners credit transfers '
+  'connect them to (ledger.transfer_component; one held elsewhere is queued again), '
+  'recomputes and posts those owners, marks the rows processed; returns rows taken (0: '
+  'nothing it could take)';
 
 -- One worker in one transaction (rulem_db/ledger/__init__.py, a recompute on the caller's connection)
 -- drains in one call, not one round trip per chunk and one more to find the queue empty.
@@ -704,7 +779,7 @@ REVOKE ALL ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owne
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
   ledger.purge_processed_queue(), ledger.claimants_meeting(integer, geometry),
   ledger.queue_claim_change(), ledger.impacters_meeting(integer, geometry),
-  ledger.queue_charge_change() FROM PUBLIC;
+  ledger.queue_charge_change(), ledger.transfer_component(bigint[], text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
   ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
@@ -712,7 +787,7 @@ GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_o
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
   ledger.purge_processed_queue(), ledger.claimants_meeting(integer, geometry),
   ledger.queue_claim_change(), ledger.impacters_meeting(integer, geometry),
-  ledger.queue_charge_change() TO rulem_etl;
+  ledger.queue_charge_change(), ledger.transfer_component(bigint[], text[]) TO rulem_etl;
 -- An edit through schema edit (sql/950) fires the queue triggers with the editor's rights:
 -- what they call to find the owners a change meets.
 GRANT EXECUTE ON FUNCTION ledger.claimants_meeting(integer, geometry),
