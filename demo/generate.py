@@ -88,12 +88,20 @@ permit case what it exercises                                impact ac credit ac
 24-017 17   fill 50x50 m of W-018; its replacement basin      0.6178    0         -0.6178
             100x80 m lies on the District's older,
             certified Lateral 2 restoration: no credit
-            (7(b) credit_overlap), so in deficit
+            (7(b) credit_overlap), so in deficit; the
+            0.7 ac 24-005 gave it does not stand (7(b)
+            transfer_unbacked: 24-005's forcemain)
+25-001 18   W-010 filed again: 24-001 was charged for it     0         0         0
+            (7(b) impact_charged_earlier, no 2(a)
+            trigger); its cell, certified 2025-08-12, is
+            upland in D-2025-03: 1.4826 ac of credit until
+            2025-09-15, none from 2025-09-16 (7(c)(vii))
 ====== ==== ================================================ ========= ========= ==========
 
 Also: a District project replacement (2.9653 ac certified, no permit), a re-delineation of
 24-001's site approved 2025-09-16 (W-101, W-102: the filled W-010 is gone, the replacement
-basin is wetland; 24-001's impact and credit must not change, being measured as of 2024-04-09),
+basin is wetland; 24-001's impact and credit must not change, being measured as of 2024-04-09;
+25-001's cell, built before it and mapped as upland, loses its credit from its approval),
 and a submitted, never approved delineation (W-201) that the ledger must ignore. Each decided
 permit's records (``_build_permit_records``): impact dates, conditions of issuance, a surety per
 wetland replacement feature posted at issuance and held until monitoring ends, and two
@@ -544,7 +552,9 @@ SITES: tuple[Site, ...] = (
         buffer=((2000, 1120, 2250, 1145),), buffer_public=True,
         markers=_along(1145, range(2000, 2251, 50)), marker_type="flush",
         trails=(((2000, 1136, 2250, 1136 + 8 * FT_M), 8.0),),
-        structures=(("passive_recreation", (2120, 1095, 2124, 1160), None, "suspended_6fi"),),
+        # the boardwalk, suspended over the buffer (6(f)(i)), ends at the marsh edge: a
+        # structure in wetland fills it, suspended or not (docs/ledger.md decision 18)
+        structures=(("passive_recreation", (2120, 1120, 2124, 1160), None, "suspended_6fi"),),
         species_assessment_on="2024-05-20",
         requests=(("species_assessment", "Blanding's turtle survey", True),
                   ("abandonment_petition", "Partial abandonment of ACD 53-62 Lateral 3", True)),
@@ -792,6 +802,18 @@ SITES: tuple[Site, ...] = (
         declarations=(), ditch_determination="permit",
         surety_released_on_certification=True,
     ),
+    Site(
+        "25-001", "Rice Creek Meadows LLC",
+        "Phase 2 of 24-001's subdivision: the W-010 fill filed again (24-001 was charged for "
+        "it), and a replacement cell south of 24-001's basin that the as-built delineation "
+        "of the site (D-2025-03) maps as upland",
+        "Sandplain Ecological Services", ("R1-03",),
+        "2025-02-03", "2025-05-13", "2025-06-10",
+        impacts=(("fill", (300, 500, 400, 600)),),
+        replacements=(("wetland", "certified", (520, 690, 620, 750), "2025-08-12"),),
+        subwatershed=None, receiving=None, impervious=(), bmps=(), hydro=None,
+        declarations=(), ditch_determination="permit", easement=False,
+    ),
 )
 FIRST_EDITION = 8  # SITES[:8] are the demo's first eight permits (see build)
 CROSSES_PLAN: tuple[str, ...] = ("24-011",)  # permits whose replacement crosses the boundary
@@ -817,7 +839,14 @@ SURETY_USD_PER_ACRE = 10_000.0
 TRANSFERS: tuple[tuple[str, str, float, str], ...] = (
     ("24-001", "24-002", 0.15, "2025-07-10"),
     ("24-001", "24-008", 0.15, "2025-07-10"),
+    # within 24-005's surplus when recorded (1.4826 - 0.7413 = 0.7413), before its forcemain
+    # (a structure, loaded later) was found to fill 0.0890 ac of W-003: 0.6523 left, so the
+    # transfer does not stand and 24-017 gets 7(b) transfer_unbacked
+    ("24-005", "24-017", 0.7, "2025-08-01"),
 )
+# Transfers recorded within their giver's surplus that no longer stand (docs/ledger.md
+# decision 9): (giver, receiver).
+UNBACKED_TRANSFERS: frozenset[tuple[str, str]] = frozenset({("24-005", "24-017")})
 
 # Delineations: key -> attributes (geometry is built from the layout).
 DELINEATIONS: dict[str, dict[str, Any]] = {

@@ -342,6 +342,14 @@ COMMENT ON FUNCTION ledger.parameters_on(integer, date[]) IS
   'row per distinct date), as core.param_num/param_text read them, and the ids of the rows '
   'used.';
 
+-- One text key per ledger owner (posting, sql/160, and the transfers, sql/130).
+CREATE OR REPLACE FUNCTION ledger.owner_key(p_permit_id bigint, p_district_project text)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+$$ SELECT coalesce('permit:' || p_permit_id::text, 'project:' || p_district_project) $$;
+-- (::text: bigint || text is only STABLE, which kept this IMMUTABLE function from inlining)
+COMMENT ON FUNCTION ledger.owner_key(bigint, text) IS
+  'One text key for a ledger owner: permit:<id> or project:<name>.';
+
 -- Replacement status order: credit counts at counted_credit_status or any later status.
 CREATE OR REPLACE FUNCTION ledger.status_rank(p_status text) RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -357,7 +365,8 @@ REVOKE ALL ON FUNCTION ledger.union_all(geometry[]), ledger.union_within(geometr
   ledger.meet(geometry, geometry), ledger.acres(geometry),
   ledger.parameters_on(integer, date[]), ledger.status_rank(text),
   ledger.visible_areas(integer, date, bigint[]), ledger.visible_inputs(integer),
-  ledger.stored_visible_epoch(integer), ledger.refresh_visible(integer) FROM PUBLIC;
+  ledger.stored_visible_epoch(integer), ledger.refresh_visible(integer),
+  ledger.owner_key(bigint, text) FROM PUBLIC;
 GRANT USAGE ON SCHEMA ledger TO rulem_etl;
 GRANT EXECUTE ON FUNCTION ledger.union_all(geometry[]), ledger.union_within(geometry, geometry[]), ledger.permit_baseline_on(date, date),
   ledger.baseline_wetland(integer, date, geometry),
@@ -365,5 +374,6 @@ GRANT EXECUTE ON FUNCTION ledger.union_all(geometry[]), ledger.union_within(geom
   ledger.meet(geometry, geometry), ledger.acres(geometry),
   ledger.parameters_on(integer, date[]), ledger.status_rank(text),
   ledger.visible_areas(integer, date, bigint[]), ledger.visible_inputs(integer),
-  ledger.stored_visible_epoch(integer), ledger.refresh_visible(integer) TO rulem_etl;
+  ledger.stored_visible_epoch(integer), ledger.refresh_visible(integer),
+  ledger.owner_key(bigint, text) TO rulem_etl;
 GRANT SELECT, INSERT, DELETE ON ledger.visible_epoch, ledger.visible_area TO rulem_etl;

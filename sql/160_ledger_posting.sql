@@ -1,16 +1,20 @@
 -- 160_ledger_posting: the book is append-only; recompute posts only differences.
--- For each line (owner, parcel, measure) the open entry is the last new entry not yet
+-- For each line (owner, parcel, measure, effective date: an owner's credit and transfers can
+-- take effect on several dates, sql/150) the open entry is the last new entry not yet
 -- reversed; the posted acres of a line are the sum of its entries, which always equals its
 -- open entry. Posting compares the desired lines (sql/150) with the open entries and, where
 -- they differ, posts a reversal of the open entry (negated acres) and a new entry, both
 -- tagged with the run, the reason and the input versions. Equal lines post nothing, so a
 -- second recompute posts nothing.
 -- Published acres (spec section 4, docs/ledger.md section 4): each new entry also carries the
--- 4-decimal figure published for its line. An owner's lines of one measure (one per parcel,
--- plus the line on no parcel) share the owner's total rounded to 4 decimals by largest
--- remainder: every line gets its acres rounded down to 4 decimals, and the units still missing
--- from the rounded total go one each to the lines with the largest remainders (ties: parcel
--- id, the line on no parcel last). So the published lines of an owner add up exactly to its
+-- 4-decimal figure published for its line. An owner's lines of one measure and date (one per
+-- parcel, plus the line on no parcel) share the units the date adds to the owner's figure
+-- rounded to 4 decimals (its cumulative figure by that date rounded, less the one by the date
+-- before; one date: its total rounded) by largest remainder: every line gets its acres
+-- rounded down to 4 decimals, and the units still missing go one each to the lines with the
+-- largest remainders (ties: parcel id, the line on no parcel last). So as of any date the
+-- owner's published lines add up to its exact figure then, rounded, and a line dated later
+-- never moves a unit into an earlier date. So the published lines of an owner add up exactly to its
 -- total rounded, and every published balance, a sum of published lines, adds up across
 -- parcels, permits and the plan. A line is re-posted when its acres or its published acres
 -- change (a unit can move between an owner's lines when one of them changes); a reversal
@@ -18,8 +22,10 @@
 -- stands for them, here and in the views.
 -- Effective dates (docs/ledger.md 4a): each new entry carries its line's effective date
 -- (sql/150; a line with none on record, an undecided permit's, keeps its open entry's date,
--- else today); a reversal carries the date of the entry it reverses. A line is re-posted when
--- its dated effective date moves too (a permit decided, a status reached on another date).
+-- else today); a reversal carries the date of the entry it reverses. Desired lines meet their
+-- open entries by line and date; those left over pair up within their (owner, parcel,
+-- measure) in date order, so a line whose date moved (a permit decided, a status reached on
+-- another date) is re-posted as a reversal and a new entry saying so.
 -- Concurrency: posting takes each owner's transaction lock (ledger.owner_lock) in a fixed
 -- order before it reads what is posted, so two recomputes of one owner run one after the
 -- other and the second sees the first's entries.
@@ -60,12 +66,7 @@ COMMENT ON FUNCTION ledger.entry_kind(text) IS
   'Side of the book of a measure: debit (required, transfer_out), credit (credit, '
   'transfer_in), memo (everything else; never in a balance).';
 
-CREATE OR REPLACE FUNCTION ledger.owner_key(p_permit_id bigint, p_district_project text)
-RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
-$$ SELECT coalesce('permit:' || p_permit_id::text, 'project:' || p_district_project) $$;
--- (::text: bigint || text is only STABLE, which kept this IMMUTABLE function from inlining)
-COMMENT ON FUNCTION ledger.owner_key(bigint, text) IS
-  'One text key for a ledger owner: permit:<id> or project:<name>.';
+-- ledger.owner_key (permit:<id> or project:<name>) is sql/100's.
 
 DROP FUNCTION IF EXISTS ledger.post(bigint, integer, bigint[], text[], jsonb);
 CREATE OR REPLACE FUNCTION ledger.post(p_run_id bigint, p_plan_area_id integer,
@@ -90,17 +91,27 @@ BEGIN
     SELECT d.*, ledger.owner_key(d.permit_id, d.district_project) AS okey,
            floor(d.acres * 10000) AS units   -- the line rounded down, in 0.0001 acre
     FROM ledger.desired_state(p_plan_area_id, p_permit_ids, p_district_projects) d
+  ), dated AS (               -- an owner's units of a measure by date, from the cumulative
+    SELECT c.okey, c.measure, c.effective_on,  -- figure rounded: as of any date the owner's
+           round(sum(c.date_acres) OVER w * 10000)  -- lines add up to its exact figure then,
+           - round((sum(c.date_acres) OVER w - c.date_acres) * 10000) AS date_units  -- rounded
+    FROM (SELECT x.okey, x.measure, x.effective_on, sum(x.acres) AS date_acres
+          FROM exact x GROUP BY x.okey, x.measure, x.effective_on) c
+    WINDOW w AS (PARTITION BY c.okey, c.measure ORDER BY c.effective_on NULLS LAST
+                 ROWS UNBOUNDED PRECEDING)
   ), desired AS MATERIALIZED (   -- largest remainder within each owner's lines of a measure
     SELECT x.permit_id, x.district_project, x.parcel_id, x.measure, x.acres, x.inputs, x.okey,
            x.effective_on,
            ((x.units
-             + CASE WHEN row_number() OVER (PARTITION BY x.okey, x.measure
+             + CASE WHEN row_number() OVER (PARTITION BY x.okey, x.measure, x.effective_on
                                             ORDER BY x.acres * 10000 - x.units DESC,
                                                      x.parcel_id NULLS LAST)
-                         <= round((sum(x.acres) OVER w) * 10000) - (sum(x.units) OVER w)
+                         <= c.date_units - (sum(x.units) OVER w)
                     THEN 1 ELSE 0 END) / 10000)::numeric(14, 4) AS published
     FROM exact x
-    WINDOW w AS (PARTITION BY x.okey, x.measure)
+    JOIN dated c ON c.okey = x.okey AND c.measure = x.measure
+                AND c.effective_on IS NOT DISTINCT FROM x.effective_on
+    WINDOW w AS (PARTITION BY x.okey, x.measure, x.effective_on)
   ), open AS (
     -- A permit's entries all lie in its own plan area, so no plan-area condition here: with
     -- one, the planner ANDed the permit index with the plan area's, reading every entry of
@@ -120,25 +131,63 @@ BEGIN
     WHERE e.plan_area_id = p_plan_area_id AND e.reverses_entry_id IS NULL
       AND e.district_project = ANY(p_district_projects)
       AND NOT EXISTS (SELECT 1 FROM ledger.entry r WHERE r.reverses_entry_id = e.entry_id)
-  ), diff AS MATERIALIZED (
-    SELECT coalesce(d.okey, o.okey) AS okey,
-           coalesce(d.permit_id, o.permit_id) AS permit_id,
-           coalesce(d.district_project, o.district_project) AS district_project,
-           coalesce(d.parcel_id, o.parcel_id) AS parcel_id,
-           coalesce(d.measure, o.measure) AS measure,
-           o.entry_id AS open_id, o.acres AS open_acres, o.published AS open_published,
-           o.effective_on AS open_effective_on,
-           d.acres, d.published, d.inputs,
-           -- a line with no date on record keeps its open entry's date (else today)
-           coalesce(d.effective_on, o.effective_on, current_date) AS effective_on,
-           d.acres = o.acres AS rounding_only,
-           d.acres = o.acres AND d.published = o.published AS date_only
+  ), dnum AS (                -- each desired line, numbered within its line and date
+    SELECT d.*, row_number() OVER () AS did,
+           row_number() OVER (PARTITION BY d.okey, coalesce(d.parcel_id, -1), d.measure,
+                                           d.effective_on ORDER BY d.acres) AS drn
     FROM desired d
-    FULL JOIN open o
+  ), onum AS (
+    SELECT o.*, row_number() OVER (PARTITION BY o.okey, coalesce(o.parcel_id, -1), o.measure,
+                                                o.effective_on ORDER BY o.entry_id) AS orn
+    FROM open o
+  ), same AS MATERIALIZED (   -- a desired line and an open entry of the same line and date
+    SELECT d.did, o.entry_id
+    FROM dnum d JOIN onum o
       ON o.okey = d.okey AND coalesce(o.parcel_id, -1) = coalesce(d.parcel_id, -1)
-     AND o.measure = d.measure
-    WHERE d.acres IS DISTINCT FROM o.acres OR d.published IS DISTINCT FROM o.published
-       OR d.effective_on <> o.effective_on   -- a dated fact moved (a NULL date never does)
+     AND o.measure = d.measure AND o.effective_on = d.effective_on AND o.orn = d.drn
+  ), dl AS (                  -- the others pair up in date order (a date that moved; a
+    SELECT d.*, row_number() OVER (   -- floating date, NULL, with its open entry's date)
+             PARTITION BY d.okey, coalesce(d.parcel_id, -1), d.measure
+             ORDER BY d.effective_on NULLS LAST, d.did) AS rn
+    FROM dnum d WHERE d.did NOT IN (SELECT same.did FROM same)
+  ), ol AS (
+    SELECT o.*, row_number() OVER (
+             PARTITION BY o.okey, coalesce(o.parcel_id, -1), o.measure
+             ORDER BY o.effective_on, o.entry_id) AS rn
+    FROM open o WHERE o.entry_id NOT IN (SELECT same.entry_id FROM same)
+  ), pairs AS (
+    SELECT d.okey AS d_okey, d.permit_id AS d_permit_id, d.district_project AS d_project,
+           d.parcel_id AS d_parcel_id, d.measure AS d_measure, d.acres AS d_acres,
+           d.published AS d_published, d.inputs AS d_inputs, d.effective_on AS d_effective_on,
+           o.okey AS o_okey, o.permit_id AS o_permit_id, o.district_project AS o_project,
+           o.parcel_id AS o_parcel_id, o.measure AS o_measure, o.entry_id AS o_entry_id,
+           o.acres AS o_acres, o.published AS o_published, o.effective_on AS o_effective_on
+    FROM same x JOIN dnum d ON d.did = x.did JOIN open o ON o.entry_id = x.entry_id
+    UNION ALL
+    SELECT d.okey, d.permit_id, d.district_project, d.parcel_id, d.measure, d.acres,
+           d.published, d.inputs, d.effective_on,
+           o.okey, o.permit_id, o.district_project, o.parcel_id, o.measure, o.entry_id,
+           o.acres, o.published, o.effective_on
+    FROM dl d
+    FULL JOIN ol o
+      ON o.okey = d.okey AND coalesce(o.parcel_id, -1) = coalesce(d.parcel_id, -1)
+     AND o.measure = d.measure AND o.rn = d.rn
+  ), diff AS MATERIALIZED (
+    SELECT coalesce(p.d_okey, p.o_okey) AS okey,
+           coalesce(p.d_permit_id, p.o_permit_id) AS permit_id,
+           coalesce(p.d_project, p.o_project) AS district_project,
+           coalesce(p.d_parcel_id, p.o_parcel_id) AS parcel_id,
+           coalesce(p.d_measure, p.o_measure) AS measure,
+           p.o_entry_id AS open_id, p.o_acres AS open_acres, p.o_published AS open_published,
+           p.o_effective_on AS open_effective_on,
+           p.d_acres AS acres, p.d_published AS published, p.d_inputs AS inputs,
+           -- a line with no date on record keeps its open entry's date (else today)
+           coalesce(p.d_effective_on, p.o_effective_on, current_date) AS effective_on,
+           p.d_acres = p.o_acres AS rounding_only,
+           p.d_acres = p.o_acres AND p.d_published = p.o_published AS date_only
+    FROM pairs p
+    WHERE p.d_acres IS DISTINCT FROM p.o_acres OR p.d_published IS DISTINCT FROM p.o_published
+       OR p.d_effective_on <> p.o_effective_on   -- a dated fact moved (a NULL date never does)
   ), ins AS (
     INSERT INTO ledger.entry (run_id, plan_area_id, permit_id, district_project, parcel_id,
                               measure, entry_kind, acres, acres_published, reverses_entry_id,
@@ -173,7 +222,7 @@ BEGIN
              diff.open_effective_on, diff.effective_on, diff.effective_on, diff.inputs
       FROM diff WHERE diff.acres IS NOT NULL
     ) y
-    ORDER BY y.okey, y.measure, y.parcel_id, y.step
+    ORDER BY y.okey, y.measure, y.parcel_id, y.new_effective_on, y.step
     RETURNING reverses_entry_id
   )
   SELECT count(*) FILTER (WHERE ins.reverses_entry_id IS NULL),

@@ -1,9 +1,15 @@
 -- 170_ledger_queue: what changed, and the recompute that drains it.
 -- Statement-level triggers on every input layer put the owners (permits, District projects)
 -- whose figures a change can move into ledger.change_queue, with the reason in words:
---   impact, replacement,         the feature's permit (or District project)
---   structure
+--   impact, replacement,         the feature's permit (or District project); an impact,
+--   structure, bmp, grading      structure, BMP or grading also every other permit whose
+--                                disturbance meets it (ground is charged once, to the
+--                                permit decided first: sql/110), a replacement every owner
+--                                whose replacement or disturbance meets it (claims on the
+--                                same ground, sql/120; built basins are wetland, sql/110)
 --   permit                       the permit itself (status, baseline and decision dates, PINs)
+--                                and, when its decision changes, the owners whose replacements
+--                                or disturbance meet its own
 --   credit_transfer              the giving and the receiving permit
 --   wetland, delineation,        owners whose current impacts or replacements meet the old or
 --   buffer, heritage_area        the new geometry (a delineation: its study area and its wetlands)
@@ -19,20 +25,26 @@
 -- without waiting, so any number of workers can drain it at once and none waits for another;
 -- rows are marked processed (with the run), never deleted.
 
--- The owners whose current impacts or replacements meet a geometry.
+-- The permits whose current disturbance (impacts, structures, BMPs, grading: sql/110) meets a
+-- geometry.
+CREATE OR REPLACE FUNCTION ledger.impacters_meeting(p_plan_area_id integer, p_geom geometry)
+RETURNS TABLE (permit_id bigint, district_project text)
+LANGUAGE sql STABLE AS $$
+  SELECT DISTINCT i.permit_id, NULL::text
+  FROM ledger.disturbance i
+  WHERE p_geom IS NOT NULL AND i.plan_area_id = p_plan_area_id
+    AND i.geom && p_geom AND ST_Intersects(i.geom, p_geom)
+$$;
+COMMENT ON FUNCTION ledger.impacters_meeting(integer, geometry) IS
+  'Permits whose current impacts, structures, BMPs or grading meet a geometry.';
+
+-- The owners whose current disturbance or replacements meet a geometry.
 DROP FUNCTION IF EXISTS ledger.owners_meeting(integer, geometry);
 CREATE OR REPLACE FUNCTION ledger.owners_meeting(p_plan_area_id integer, p_geom geometry)
 RETURNS TABLE (permit_id bigint, district_project text)
 LANGUAGE sql STABLE AS $$
-  SELECT i.permit_id, NULL::text
-  FROM core.impact i
-  WHERE p_geom IS NOT NULL AND i.valid_to IS NULL AND i.plan_area_id = p_plan_area_id
-    AND i.geom && p_geom AND ST_Intersects(i.geom, p_geom)
-  UNION
-  SELECT s.permit_id, NULL::text                   -- structures are fill (sql/110)
-  FROM core.structure s
-  WHERE p_geom IS NOT NULL AND s.valid_to IS NULL AND s.plan_area_id = p_plan_area_id
-    AND s.geom && p_geom AND ST_Intersects(s.geom, p_geom)
+  SELECT i.permit_id, i.district_project
+  FROM ledger.impacters_meeting(p_plan_area_id, p_geom) i
   UNION
   SELECT r.permit_id, CASE WHEN r.permit_id IS NULL THEN r.district_project END
   FROM core.replacement r
@@ -40,8 +52,8 @@ LANGUAGE sql STABLE AS $$
     AND r.geom && p_geom AND ST_Intersects(r.geom, p_geom)
 $$;
 COMMENT ON FUNCTION ledger.owners_meeting(integer, geometry) IS
-  'Permits and District projects whose current impacts, structures or replacements meet a '
-  'geometry.';
+  'Permits and District projects whose current impacts, structures, BMPs, grading or '
+  'replacements meet a geometry.';
 
 -- Every owner of a plan area: current permits, District projects, and owners with entries
 -- (a retired permit's entries must be reversed).
@@ -130,8 +142,7 @@ BEGIN
     RETURN NULL;
   END IF;
   SELECT count(*) INTO n_changed FROM changed_rows;
-  SELECT (SELECT count(*) FROM core.impact WHERE valid_to IS NULL)
-         + (SELECT count(*) FROM core.structure WHERE valid_to IS NULL)
+  SELECT (SELECT count(*) FROM ledger.disturbance)
          + (SELECT count(*) FROM core.replacement WHERE valid_to IS NULL) INTO n_owned;
   IF n_changed <= n_owned THEN
     meet := $m$
@@ -145,10 +156,7 @@ BEGIN
     meet := format($m$
       SELECT ch.*, o.permit_id, o.district_project
       FROM (SELECT i.plan_area_id, i.permit_id, NULL::text AS district_project, i.geom
-            FROM core.impact i WHERE i.valid_to IS NULL
-            UNION ALL
-            SELECT s.plan_area_id, s.permit_id, NULL::text, s.geom
-            FROM core.structure s WHERE s.valid_to IS NULL
+            FROM ledger.disturbance i
             UNION ALL
             SELECT r.plan_area_id, r.permit_id,
                    CASE WHEN r.permit_id IS NULL THEN r.district_project END, r.geom
@@ -257,7 +265,11 @@ BEGIN
       ON TG_OP = 'UPDATE' AND cur.replacement_id = c.replacement_id AND cur.valid_to IS NULL
     CROSS JOIN LATERAL (SELECT * FROM ledger.claimants_meeting(c.plan_area_id, c.geom)
                         UNION
-                        SELECT * FROM ledger.claimants_meeting(c.plan_area_id, cur.geom)) o
+                        SELECT * FROM ledger.claimants_meeting(c.plan_area_id, cur.geom)
+                        UNION               -- a built basin is wetland to whoever fills it
+                        SELECT * FROM ledger.impacters_meeting(c.plan_area_id, c.geom)
+                        UNION
+                        SELECT * FROM ledger.impacters_meeting(c.plan_area_id, cur.geom)) o
     WHERE c.component = 'wetland' OR cur.component = 'wetland';
   ELSE                                  -- permit: a decision changed the order of its claims
     INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer,
@@ -267,18 +279,55 @@ BEGIN
                                 c.permit_no)
     FROM changed_rows c
     JOIN core.permit cur ON cur.permit_id = c.permit_id AND cur.valid_to IS NULL
-    JOIN core.replacement r ON r.permit_id = c.permit_id AND r.valid_to IS NULL
-                           AND r.component = 'wetland'
-    CROSS JOIN LATERAL ledger.claimants_meeting(c.plan_area_id, r.geom) o
-    WHERE (cur.decided_on, cur.status) IS DISTINCT FROM (c.decided_on, c.status)
+    CROSS JOIN LATERAL (
+      SELECT x.* FROM core.replacement r
+      CROSS JOIN LATERAL ledger.claimants_meeting(c.plan_area_id, r.geom) x
+      WHERE r.permit_id = c.permit_id AND r.valid_to IS NULL AND r.component = 'wetland'
+      UNION                     -- and the order of charges on the same wetland (sql/110)
+      SELECT x.* FROM ledger.disturbance i
+      CROSS JOIN LATERAL ledger.impacters_meeting(c.plan_area_id, i.geom) x
+      WHERE i.permit_id = c.permit_id) o
+    WHERE (cur.decided_on, cur.baseline_on, cur.status)
+          IS DISTINCT FROM (c.decided_on, c.baseline_on, c.status)
       AND o.permit_id IS DISTINCT FROM c.permit_id;
   END IF;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION ledger.queue_claim_change() IS
-  'Trigger (replacement, permit): queues the other owners whose wetland replacements meet a '
-  'changed replacement, or the replacements of a permit whose decision changed (the order of '
-  'claims on the same ground, 7(b)).';
+  'Trigger (replacement, permit): queues the other owners whose wetland replacements or '
+  'disturbance meet a changed replacement, or the replacements and disturbance of a permit '
+  'whose decision changed (the order of claims and charges on the same ground, 7(b)).';
+
+-- Ground is charged once, to the permit decided first (sql/110): a disturbance added, moved
+-- or retired can move the impact of every other permit whose disturbance meets it.
+CREATE OR REPLACE FUNCTION ledger.queue_charge_change() RETURNS trigger
+LANGUAGE plpgsql SET jit = off AS $$
+BEGIN
+  IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1
+     AND coalesce(current_setting('rulem.versioning', true), '') <> '' THEN
+    RETURN NULL;
+  END IF;
+  EXECUTE format($q$
+    INSERT INTO ledger.change_queue (plan_area_id, permit_id, layer, feature_id, version_id,
+                                     reason)
+    SELECT DISTINCT c.plan_area_id, o.permit_id, %1$L, c.%2$I, c.version_id,
+           format('%%s %%s %%s, on ground charged once', %1$L, f.feature_key,
+                  ledger.change_words(%3$L, c.version_id, cur.version_id))
+    FROM changed_rows c
+    JOIN core.feature f ON f.feature_id = c.%2$I
+    LEFT JOIN core.%1$I cur
+      ON %3$L = 'UPDATE' AND cur.%2$I = c.%2$I AND cur.valid_to IS NULL
+    CROSS JOIN LATERAL (SELECT * FROM ledger.impacters_meeting(c.plan_area_id, c.geom)
+                        UNION
+                        SELECT * FROM ledger.impacters_meeting(c.plan_area_id, cur.geom)) o
+    WHERE o.permit_id IS DISTINCT FROM c.permit_id
+      AND o.permit_id IS DISTINCT FROM cur.permit_id
+  $q$, TG_TABLE_NAME, TG_TABLE_NAME || '_id', TG_OP);
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION ledger.queue_charge_change() IS
+  'Trigger (impact, structure, bmp, grading): queues the other permits whose disturbance '
+  'meets a changed feature (ground is charged once, to the permit decided first).';
 
 CREATE OR REPLACE FUNCTION ledger.queue_transfer_change() RETURNS trigger
 LANGUAGE plpgsql SET jit = off AS $$
@@ -338,7 +387,8 @@ DECLARE
 BEGIN
   FOR t IN SELECT * FROM (VALUES
       ('impact', 'queue_owned_change'), ('replacement', 'queue_owned_change'),
-      ('structure', 'queue_owned_change'),
+      ('structure', 'queue_owned_change'), ('bmp', 'queue_owned_change'),
+      ('grading', 'queue_owned_change'),
       ('wetland', 'queue_spatial_change'), ('delineation', 'queue_spatial_change'),
       ('buffer', 'queue_spatial_change'), ('heritage_area', 'queue_spatial_change'),
       ('parcel', 'queue_spatial_change'), ('permit', 'queue_permit_change'),
@@ -365,6 +415,21 @@ DROP TRIGGER IF EXISTS ledger_queue_claim_update ON core.replacement;
 CREATE TRIGGER ledger_queue_claim_update AFTER UPDATE ON core.replacement
   REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT
   EXECUTE FUNCTION ledger.queue_claim_change();
+DO $$
+DECLARE
+  t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['impact', 'structure', 'bmp', 'grading'] LOOP
+    EXECUTE format('DROP TRIGGER IF EXISTS ledger_queue_charge_insert ON core.%I', t);
+    EXECUTE format('CREATE TRIGGER ledger_queue_charge_insert AFTER INSERT ON core.%I '
+                   'REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION ledger.queue_charge_change()', t);
+    EXECUTE format('DROP TRIGGER IF EXISTS ledger_queue_charge_update ON core.%I', t);
+    EXECUTE format('CREATE TRIGGER ledger_queue_charge_update AFTER UPDATE ON core.%I '
+                   'REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION ledger.queue_charge_change()', t);
+  END LOOP;
+END $$;
 DROP TRIGGER IF EXISTS ledger_queue_claim_update ON core.permit;
 CREATE TRIGGER ledger_queue_claim_update AFTER UPDATE ON core.permit
   REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT
@@ -426,6 +491,33 @@ $$;
 COMMENT ON FUNCTION ledger.enqueue_all(bigint) IS
   'Queues every owner of every plan area not already waiting (rulem-db recompute --all).';
 
+-- The owners credit transfers connect to some owners, directly or through others (givers
+-- and receivers alike, the owners themselves included): a change to one of them can make a
+-- transfer of the component stand or fall (sql/130), which moves both its sides.
+CREATE OR REPLACE FUNCTION ledger.transfer_component(p_permit_ids bigint[],
+                                                     p_district_projects text[])
+RETURNS TABLE (permit_id bigint, district_project text)
+LANGUAGE sql STABLE AS $$
+  WITH RECURSIVE c(permit_id, district_project) AS (
+    SELECT x.p, NULL::text FROM unnest(p_permit_ids) AS x(p) WHERE x.p IS NOT NULL
+    UNION
+    SELECT NULL::bigint, x.d FROM unnest(p_district_projects) AS x(d) WHERE x.d IS NOT NULL
+    UNION
+    SELECT n.permit_id, n.district_project
+    FROM c
+    JOIN core.credit_transfer t
+      ON t.valid_to IS NULL
+     AND (t.from_permit_id = c.permit_id OR t.to_permit_id = c.permit_id
+          OR t.from_district_project = c.district_project)
+    CROSS JOIN LATERAL (VALUES (t.from_permit_id, t.from_district_project),
+                               (t.to_permit_id, NULL::text)) AS n(permit_id, district_project)
+  )
+  SELECT c.permit_id, c.district_project FROM c
+$$;
+COMMENT ON FUNCTION ledger.transfer_component(bigint[], text[]) IS
+  'Owners connected to some owners by credit transfers, directly or through others (the '
+  'owners included).';
+
 CREATE OR REPLACE FUNCTION ledger.drain(p_run_id bigint, p_limit integer DEFAULT 100)
 RETURNS integer LANGUAGE plpgsql SET jit = off AS $$
 DECLARE
@@ -437,6 +529,8 @@ DECLARE
   skip_projects text[] := '{}';
   w record;
   g record;
+  x record;
+  held boolean;
 BEGIN
   -- Whole owners, each claimed with its ledger lock (ledger.owner_lock's key) taken without
   -- waiting: the waiting owners in order, skipping those another session holds, until their
@@ -488,6 +582,50 @@ BEGIN
       permits := coalesce(permits, '{}');
       projects := coalesce(projects, '{}');
     END IF;
+    -- Credit transfers (sql/130): the owners connected to these by transfers are recomputed
+    -- with them, in this transaction: a transfer stands or falls for both its sides at once.
+    -- Those not waiting in the queue are queued here, with the reason in words, and taken.
+    -- One whose lock another session holds is not waited for (two drains would deadlock on
+    -- each other's components) but queued again, whatever waits for it: that session may
+    -- have read the inputs before the change this drain recomputes was committed, and marks
+    -- only its own rows processed, so the new row has the owner recomputed after it.
+    FOR x IN
+      SELECT c.permit_id, c.district_project
+      FROM ledger.transfer_component(permits, projects) c
+      WHERE NOT coalesce(c.permit_id = ANY(permits), false)
+        AND NOT coalesce(c.district_project = ANY(projects), false)
+      ORDER BY 1, 2
+    LOOP
+      held := NOT pg_try_advisory_xact_lock(1279607879,
+        CASE WHEN x.permit_id IS NOT NULL THEN (x.permit_id % 2147483647)::integer
+             ELSE hashtext(x.district_project) END);
+      IF held THEN
+        NULL;
+      ELSIF x.permit_id IS NOT NULL THEN
+        permits := permits || x.permit_id;
+      ELSE
+        projects := projects || x.district_project;
+      END IF;
+      INSERT INTO ledger.change_queue (plan_area_id, permit_id, district_project, layer, reason)
+      SELECT o.plan_area_id, x.permit_id, x.district_project, 'credit_transfer',
+             'credit transfers connect it to owners recomputed now'
+      FROM (SELECT pm.plan_area_id FROM core.permit pm
+            WHERE pm.permit_id = x.permit_id AND pm.valid_to IS NULL
+            UNION
+            SELECT r.plan_area_id FROM core.replacement r
+            WHERE x.permit_id IS NULL AND r.permit_id IS NULL
+              AND r.district_project = x.district_project AND r.valid_to IS NULL
+            UNION
+            SELECT e.plan_area_id FROM ledger.entry e         -- a retired owner's entries
+            WHERE (e.permit_id = x.permit_id
+                   OR (x.permit_id IS NULL AND e.district_project = x.district_project))
+            LIMIT 1) o
+      WHERE held OR NOT EXISTS (SELECT 1 FROM ledger.change_queue q
+                                WHERE q.processed_at IS NULL
+                                  AND (q.permit_id = x.permit_id
+                                       OR (x.permit_id IS NULL
+                                           AND q.district_project = x.district_project)));
+    END LOOP;
     -- Their rows (each lookup an index scan of the waiting rows, ix_change_queue_waiting_permit,
     -- not a scan of the queue with its 30 days of processed rows; rows this transaction locked
     -- above come back too: SKIP LOCKED skips only other transactions' locks).
@@ -539,8 +677,10 @@ END $$;
 COMMENT ON FUNCTION ledger.drain(bigint, integer) IS
   'Takes the waiting change-queue rows of whole owners, up to about p_limit rows, skipping '
   'owners whose ledger lock another session holds (when every waiting owner is held: the '
-  'rows no other drain holds, waiting for their owners), recomputes and posts those owners, '
-  'marks the rows processed; returns rows taken (0: nothing it could take)';
+  'rows no other drain holds, waiting for their owners) and the owners credit transfers '
+  'connect them to (ledger.transfer_component; one held elsewhere is queued again), '
+  'recomputes and posts those owners, marks the rows processed; returns rows taken (0: '
+  'nothing it could take)';
 
 -- One worker in one transaction (rulem_db/ledger/__init__.py, a recompute on the caller's connection)
 -- drains in one call, not one round trip per chunk and one more to find the queue empty.
@@ -640,13 +780,20 @@ REVOKE ALL ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owne
   ledger.enqueue_all(bigint), ledger.drain(bigint, integer), ledger.drain_all(bigint, integer),
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
   ledger.purge_processed_queue(), ledger.claimants_meeting(integer, geometry),
-  ledger.queue_claim_change() FROM PUBLIC;
+  ledger.queue_claim_change(), ledger.impacters_meeting(integer, geometry),
+  ledger.queue_charge_change(), ledger.transfer_component(bigint[], text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
   ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
   ledger.enqueue_all(bigint), ledger.drain(bigint, integer), ledger.drain_all(bigint, integer),
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
   ledger.purge_processed_queue(), ledger.claimants_meeting(integer, geometry),
-  ledger.queue_claim_change() TO rulem_etl;
+  ledger.queue_claim_change(), ledger.impacters_meeting(integer, geometry),
+  ledger.queue_charge_change(), ledger.transfer_component(bigint[], text[]) TO rulem_etl;
+-- An edit through schema edit (sql/950) fires the queue triggers with the editor's rights:
+-- what they call to find the owners a change meets.
+GRANT EXECUTE ON FUNCTION ledger.claimants_meeting(integer, geometry),
+  ledger.impacters_meeting(integer, geometry) TO rulem_editor;
+GRANT SELECT ON ledger.disturbance TO rulem_editor;
 GRANT SELECT, INSERT, UPDATE ON ledger.change_queue, ledger.run TO rulem_etl;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ledger TO rulem_etl;

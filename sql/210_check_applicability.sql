@@ -1,6 +1,11 @@
 -- 210_check_applicability: 2(a), when a Rule M permit is required. Idempotent.
---   (i)   fill, excavation or drainage of CWMP wetland: the permit's impacts on the baseline
---         wetland layer inside the CWMP area, at least area_tolerance_m2;
+--   (i)   fill, excavation or drainage of CWMP wetland: exactly the impact the ledger counts
+--         for the permit (its posted impact acres, docs/ledger.md section 1: impact polygons,
+--         structures, stormwater BMPs and grading in CWMP wetland, built replacement wetland
+--         included, ground charged to a permit decided earlier not again), at least
+--         area_tolerance_m2; read as posted (the nightly recomputes before it checks), or,
+--         while a change to the permit waits in the ledger's queue, measured as the ledger
+--         will post it (the same function), so a permit's 2(a)(i) and its 7(b) never disagree;
 --   (ii)  more than impervious_trigger_sqft of new (proposed) impervious surface in the CWMP
 --         area, overlaps counted once;
 --   (iii) grading flagged as altering runoff into a CWMP wetland, inside the CWMP area.
@@ -71,9 +76,20 @@ LANGUAGE sql STABLE SET jit = off AS $$
   WITH plan AS MATERIALIZED (SELECT checks.plan_boundary(p_plan_area_id) AS geom),
   permit AS MATERIALIZED (
     SELECT ps.permit_id, ps.baseline_on,
-           row_number() OVER (ORDER BY ps.permit_id)::integer AS owner_no,
-           (SELECT ST_Union(i.geom) FROM core.impact i
-            WHERE i.valid_to IS NULL AND i.permit_id = ps.permit_id) AS impacts,
+           -- the ledger's impact of the permit: as posted (published acres, ledger.permit_total),
+           -- or, while a change to it waits in the ledger's queue, as the ledger will post it
+           -- (ledger.impact_measures, sql/110: the same measure)
+           CASE WHEN EXISTS (SELECT 1 FROM ledger.change_queue q
+                             WHERE q.processed_at IS NULL AND q.permit_id = ps.permit_id)
+                THEN coalesce((SELECT m.impact_acres
+                               FROM ledger.impact_measures(
+                                 p_plan_area_id, ARRAY[ps.permit_id], ARRAY[ps.baseline_on],
+                                 ARRAY[core.param_num(p_plan_area_id, 'partial_drain_factor',
+                                                      ps.baseline_on)]) m), 0)
+                ELSE coalesce((SELECT t.impact FROM ledger.permit_total t
+                               WHERE t.permit_id = ps.permit_id
+                                 AND t.plan_area_id = p_plan_area_id), 0) END
+             AS impact_acres,
            (SELECT ST_Union(i.geom) FROM core.impervious i
             WHERE i.valid_to IS NULL AND i.permit_id = ps.permit_id
               AND i.condition = 'proposed') AS impervious,
@@ -83,31 +99,17 @@ LANGUAGE sql STABLE SET jit = off AS $$
     FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id
       AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
-  ), wet AS MATERIALIZED (
-    -- the baseline wetland under every permit's impacts in one call (ledger.baseline_pieces,
-    -- sql/100: the visible study areas once, not once per permit)
-    SELECT b.owner_no, ST_Union(ledger.meet(b.geom, p.impacts)) AS geom
-    FROM ledger.baseline_pieces(
-           p_plan_area_id,
-           ARRAY(SELECT x.owner_no FROM permit x WHERE x.impacts IS NOT NULL ORDER BY 1),
-           ARRAY(SELECT x.baseline_on FROM permit x WHERE x.impacts IS NOT NULL
-                 ORDER BY x.owner_no),
-           ARRAY(SELECT x.impacts FROM permit x WHERE x.impacts IS NOT NULL
-                 ORDER BY x.owner_no)) b
-    JOIN permit p ON p.owner_no = b.owner_no
-    WHERE b.geom && p.impacts
-    GROUP BY b.owner_no
-  ), measured AS (
-    SELECT p.permit_id, t.*,
-           (t.wetland_acres * 4046.8564224 >= t.tolerance_m2)::int AS i,
+  ), measured AS (           -- (ii) and (iii) measured here, (i) read from the ledger
+    SELECT p.permit_id, p.impact_acres AS wetland_acres, t.impervious_sqft, t.grading,
+           t.trigger_sqft, t.tolerance_m2,
+           (p.impact_acres * 4046.8564224 >= t.tolerance_m2)::int AS i,
            (t.impervious_sqft > t.trigger_sqft)::int AS ii,
            t.grading::int AS iii
     FROM permit p
     CROSS JOIN plan
-    LEFT JOIN wet ON wet.owner_no = p.owner_no
     CROSS JOIN LATERAL checks.applicability_triggers(
-      p_plan_area_id, p.baseline_on, p.impacts, p.impervious, p.grading, plan.geom,
-      coalesce(wet.geom, ST_SetSRID('POLYGON EMPTY'::geometry, ST_SRID(plan.geom)))) t
+      p_plan_area_id, p.baseline_on, NULL, p.impervious, p.grading, plan.geom,
+      ST_SetSRID('POLYGON EMPTY'::geometry, ST_SRID(plan.geom))) t
   )
   SELECT m.permit_id, m.wetland_acres, m.impervious_sqft, m.grading, m.trigger_sqft,
          m.i, m.ii, m.iii, m.i + m.ii + m.iii >= 1
@@ -251,8 +253,9 @@ VALUES
    'A Rule M permit is required for (i) fill, excavation or drainage of CWMP wetland, (ii) more '
    'than impervious_trigger_sqft of new impervious surface in the CWMP area, or (iii) grading '
    'that alters runoff into a CWMP wetland.',
-   'Number of the three 2(a) triggers the permit meets: (i) impact on the baseline wetland inside '
-   'the CWMP area of at least area_tolerance_m2; (ii) proposed impervious surface in the CWMP '
+   'Number of the three 2(a) triggers the permit meets: (i) the impact the ledger counts for the '
+   'permit (CWMP wetland filled, excavated or drained, by impact polygons, structures, stormwater '
+   'BMPs and grading) of at least area_tolerance_m2; (ii) proposed impervious surface in the CWMP '
    'area, overlaps counted once, of more than impervious_trigger_sqft; (iii) grading flagged '
    'alters_runoff_to_wetland inside the CWMP area. Fails at zero: the permit is not a Rule M '
    'permit.',

@@ -4,8 +4,8 @@
 -- the rank as the rule does (checks.heritage_rank_label: B/C). Each impact or replacement feature is one
 -- evaluation; parts under area_tolerance_m2 pass.
 --   7(c)(i)   heritage_wetland_impact      any disturbance of a heritage wetland community:
---                                          each impact, structure, grading and wetland
---                                          replacement (excavation) inside one;
+--                                          each impact, structure, grading, stormwater BMP
+--                                          and wetland replacement (excavation) inside one;
 --   7(c)(ii)  heritage_upland_excavation   wetland replacement inside heritage upland;
 --   7(c)      replacement_outside_plan_area  any replacement feature outside the CWMP area;
 --   7(c)      replacement_outside_figure5    wetland replacement outside every Figure 5 area
@@ -56,6 +56,9 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
     UNION ALL
     SELECT g.permit_id, g.grading_id, 'grading', g.geom
     FROM core.grading g WHERE g.valid_to IS NULL AND g.plan_area_id = p_plan_area_id
+    UNION ALL                 -- stormwater BMPs: ponds and basins dug, the others placed
+    SELECT b.permit_id, b.bmp_id, b.kind || ' stormwater BMP', b.geom
+    FROM core.bmp b WHERE b.valid_to IS NULL AND b.plan_area_id = p_plan_area_id
   ), impact AS (
     SELECT ps.permit_id, d.feature_id AS impact_id, d.kind, d.geom,
            core.param_text(p_plan_area_id, 'heritage_threshold', ps.baseline_on) AS threshold,
@@ -166,7 +169,8 @@ RETURNS SETOF checks.evaluation LANGUAGE sql STABLE SET jit = off AS $$
                              coalesce(ST_Area(t.part), 0) < t.tol_m2 AS ok) a
 $$;
 COMMENT ON FUNCTION checks.check_replacement(integer, bigint[]) IS
-  '7(c): impacts, structures, grading and replacement excavation in ranked heritage wetland, '
+  '7(c): impacts, structures, grading, stormwater BMPs and replacement excavation in ranked '
+  'heritage wetland, '
   'replacement in ranked heritage upland, outside '
   'the CWMP area, outside Figure 5 areas or of another type than Figure 5 plans there.';
 
@@ -184,9 +188,9 @@ VALUES
    '260_check_replacement.sql', 'error', 'higher', 'acres', 70, true,
    'No wetland community of Natural Heritage rank heritage_threshold (B/C) or higher is '
    'disturbed.',
-   'Acres of each disturbing feature (impact, structure, grading, wetland replacement; District '
-   'projects'' replacement too) inside a heritage wetland community ranked heritage_threshold or '
-   'higher, with the disturbed polygon; fails above zero.',
+   'Acres of each disturbing feature (impact, structure, grading, stormwater BMP, wetland '
+   'replacement; District projects'' replacement too) inside a heritage wetland community '
+   'ranked heritage_threshold or higher, with the disturbed polygon; fails above zero.',
    'None of those features.'),
   ('7(c)(ii)', 'heritage_upland_excavation', 'checks.check_replacement',
    '260_check_replacement.sql', 'error', 'higher', 'acres', 71, true,

@@ -303,7 +303,7 @@ def test_redelineation_after_a_fill_does_not_change_the_recorded_impact(
     with engine.begin() as conn:
         layout(conn)
         done = s.permit(conn, "21-001", decided_on="2021-06-01")
-        s.impact(conn, done, "fill", (50, 0, 150, 100), "fill-1")        # 10,000 m^2 of W1
+        s.impact(conn, done, "fill", (100, 0, 200, 100), "fill-1")       # 10,000 m^2 of W1
         pending = s.permit(conn, "24-002", decided_on=None, status="under_review")
         s.impact(conn, pending, "fill", (0, 0, 100, 100), "fill-2")
     ledger.recompute(db_url)

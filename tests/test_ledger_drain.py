@@ -14,6 +14,10 @@ from decimal import Decimal
 import ledger_scenarios as s
 import pytest
 import sqlalchemy as sa
+from ledger_review_helpers import HALF, impact, layout, replacement
+from test_ledger import check_invariants
+
+from rulem_db import ledger
 
 A, B, C = (0, 0, 300, 600), (300, 0, 600, 600), (600, 0, 900, 600)
 
@@ -58,3 +62,45 @@ def test_a_drain_skips_an_owner_another_session_holds(engine: sa.Engine) -> None
             worker.execute(sa.text("SELECT ledger.drain(:r, 1000)"), {"r": run})
         worker.rollback()
         holder.rollback()
+
+
+def test_a_transfer_side_another_session_holds_is_queued_again(engine: sa.Engine,
+                                                               db_url: str) -> None:
+    """A drain recomputes the owners credit transfers connect to the ones it takes, in the
+    same transaction (sql/170). One whose lock another session holds is not waited for but
+    queued again, since that session may have read the inputs before the change: here
+    24-001 (giving 1.0 ac of its certified basin, 2.4711 ac, to 24-002 on 2024-10-01) falls
+    back to constructed, so the transfer stops counting; 24-002 is held while the drain
+    recomputes 24-001. Without the new row 24-002 kept its 1.0 ac transfer in (balance
+    1.0 - 1.2355 = -0.2355) once the holder let go; with it, the next recompute posts
+    -1.2355 for 24-002."""
+    with engine.begin() as conn:
+        layout(conn)
+        giver = s.permit(conn, "24-001", decided_on="2024-04-01")
+        taker = s.permit(conn, "24-002", decided_on="2024-05-01")
+        replacement(conn, giver, (650, 200, 750, 300), "basin-1", status_on="2024-09-01")
+        impact(conn, taker, "fill", (100, 0, 150, 100), "fill-2")
+        s.transfer(conn, giver, taker, "1.0", "T-1", on="2024-10-01")
+    ledger.recompute(db_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE core.replacement SET status = 'constructed' "
+                             "WHERE source_fid = 'basin-1' AND valid_to IS NULL"))
+    with engine.connect() as holder, engine.connect() as worker:
+        holder.execute(sa.text("SELECT ledger.owner_lock(:p, NULL)"), {"p": taker})
+        with worker.begin():
+            run = worker.execute(sa.text("SELECT ledger.start_run('queue', 1)")).scalar_one()
+            worker.execute(sa.text("SELECT ledger.drain(:r, 1000)"), {"r": run})
+            worker.execute(sa.text("SELECT ledger.finish_run(:r, 'done', NULL)"), {"r": run})
+        holder.rollback()
+        waiting = set(worker.execute(sa.text(
+            "SELECT DISTINCT permit_id FROM ledger.change_queue WHERE processed_at IS NULL"
+        )).scalars())
+        worker.rollback()
+    assert waiting == {taker}
+    ledger.recompute(db_url)
+    with engine.connect() as conn:
+        rows = s.permit_rows(conn)
+        assert (rows["24-002"]["transfer_in_acres"], rows["24-002"]["balance_acres"]) == (
+            Decimal("0.0000"), -HALF)
+        assert rows["24-001"]["transfer_out_acres"] == Decimal("0.0000")
+    check_invariants(engine, db_url)

@@ -122,11 +122,11 @@ def test_a_correction_keeps_the_date_and_the_record_keeps_what_was_known(engine,
     assert ledger.recompute(db_url, all=True).entries == 0
 
 
-def test_credit_takes_effect_on_the_latest_status_date_of_its_features(engine, db_url,
-                                                                       decided_2024):
+def test_credit_takes_effect_on_each_features_status_date(engine, db_url, decided_2024):
     """Two certified 100 m x 50 m basins of 24-001 (status dates 2025-05-01 and 2025-08-01)
-    make one credit line of 2.4711 ac dated 2025-08-01; a proposed 100 m basin (2024-06-01)
-    its own line dated then."""
+    make a credit line each, 1.2355 ac from 2025-05-01 and as much again from 2025-08-01
+    (published 1.2356: the owner's figure by each date rounded, 1.2355 then 2.4711); a
+    proposed 100 m basin (2024-06-01) its own line dated then (docs/ledger.md section 4a)."""
     with engine.begin() as conn:
         s.replacement(conn, decided_2024, (400, 0, 500, 50), "r1", status_on="2025-05-01")
         s.replacement(conn, decided_2024, (400, 100, 500, 150), "r2", status_on="2025-08-01")
@@ -135,16 +135,16 @@ def test_credit_takes_effect_on_the_latest_status_date_of_its_features(engine, d
     ledger.recompute(db_url)
     with engine.connect() as conn:
         assert [(e["acres"], e["effective_on"]) for e in entries(conn, "credit")] == [
-            (SQUARE, dt.date(2025, 8, 1))]
+            (HALF, dt.date(2025, 5, 1)), (SQUARE - HALF, dt.date(2025, 8, 1))]
         assert [(e["acres"], e["effective_on"]) for e in entries(conn, "credit_hosted")] == [
-            (SQUARE, dt.date(2025, 8, 1))]
+            (HALF, dt.date(2025, 5, 1)), (SQUARE - HALF, dt.date(2025, 8, 1))]
         assert [(e["acres"], e["effective_on"]) for e in entries(conn, "credit_proposed")] == [
             (SQUARE, dt.date(2024, 6, 1))]
         end_2024 = plan_as_of(conn, "2024-12-31")
         assert (end_2024["required_acres"], end_2024["credit_acres"],
                 end_2024["credit_proposed_acres"], end_2024["balance_acres"]) == (
             SQUARE, 0, SQUARE, -SQUARE)
-        assert plan_as_of(conn, "2025-07-31")["credit_acres"] == 0
+        assert plan_as_of(conn, "2025-07-31")["credit_acres"] == HALF
         mid_2025 = plan_as_of(conn, "2025-08-01")
         assert (mid_2025["credit_acres"], mid_2025["balance_acres"]) == (SQUARE, 0)
 

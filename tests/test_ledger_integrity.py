@@ -48,7 +48,8 @@ def test_a_certified_basin_copied_onto_a_second_permit_earns_nothing_twice(
         engine: sa.Engine, db_url: str) -> None:
     """24-001 (decided 2024-04-01) built and certified BASIN; the same polygon is filed again
     as 24-002's replacement (decided 2024-05-01). Before: 24-002 +2.4711, plan credit 4.9421.
-    Now: the older claim keeps it: 24-001 2.4711, 24-002 0, plan credit still 2.4711."""
+    Now: the claim counted first (24-001's decision, no status date on record) keeps it:
+    24-001 2.4711, 24-002 0, plan credit still 2.4711."""
     copied_basin(engine, db_url)
     with engine.connect() as conn:
         assert credit(conn) == {"24-001": d("2.4711"), "24-002": d("0.0000")}
@@ -60,12 +61,12 @@ def test_a_certified_basin_copied_onto_a_second_permit_earns_nothing_twice(
     check_invariants(engine, db_url)
 
 
-def test_a_partial_overlap_loses_only_the_overlap_and_the_older_decision_wins(
+def test_a_partial_overlap_loses_only_the_overlap_and_the_first_counted_wins(
         engine: sa.Engine, db_url: str) -> None:
-    """24-002's basin (700,200)-(800,300) overlaps BASIN by 50 x 100 = 5,000 m^2. 24-002 is
-    decided first (2024-03-01), so it keeps its whole 2.4711 and 24-001 (2024-04-01, entered
-    first) loses the overlap: 10,000 - 5,000 = 5,000 m^2 = 1.2355 ac. Plan credit: the union,
-    15,000 m^2 = 3.7066 ac."""
+    """24-002's basin (700,200)-(800,300) overlaps BASIN by 50 x 100 = 5,000 m^2. Neither has
+    a status date, so each counts from its permit's decision: 24-002's (2024-03-01) first, so
+    it keeps its whole 2.4711 and 24-001 (2024-04-01, entered first) loses the overlap:
+    10,000 - 5,000 = 5,000 m^2 = 1.2355 ac. Plan credit: the union, 15,000 m^2 = 3.7066 ac."""
     with engine.begin() as conn:
         layout(conn)
         p1 = s.permit(conn, "24-001", decided_on="2024-04-01")
@@ -79,7 +80,11 @@ def test_a_partial_overlap_loses_only_the_overlap_and_the_older_decision_wins(
     check_invariants(engine, db_url)
 
 
-def test_same_decision_date_goes_by_entry_order(engine: sa.Engine, db_url: str) -> None:
+def test_the_same_counted_date_goes_to_the_feature_recorded_first(engine: sa.Engine,
+                                                                     db_url: str) -> None:
+    """Both basins counted on the same date (no status date: their permits' decision date,
+    2024-04-01): the feature recorded first keeps the ground, whichever permit was entered
+    first (docs/ledger.md decision 19)."""
     with engine.begin() as conn:
         layout(conn)
         first = s.permit(conn, "24-009", decided_on="2024-04-01")
@@ -87,8 +92,8 @@ def test_same_decision_date_goes_by_entry_order(engine: sa.Engine, db_url: str) 
         s.replacement(conn, later, BASIN, "basin-later")
         s.replacement(conn, first, BASIN, "basin-first")
     ledger.recompute(db_url)
-    with engine.connect() as conn:  # 24-009 was entered first: it keeps the basin
-        assert credit(conn) == {"24-009": d("2.4711"), "24-001": d("0.0000")}
+    with engine.connect() as conn:  # 24-001's basin was recorded first: it keeps the ground
+        assert credit(conn) == {"24-009": d("0.0000"), "24-001": d("2.4711")}
 
 
 def test_a_withdrawn_older_claim_gives_the_ground_back(engine: sa.Engine, db_url: str) -> None:
@@ -223,8 +228,11 @@ def test_the_copied_basin_is_an_error_naming_both_permits(engine: sa.Engine,
     assert outcome(engine, "24-002", "credit_overlap") == "fail"
 
 
-def test_a_basin_over_an_older_proposed_replacement_is_a_warning(engine: sa.Engine,
-                                                                 db_url: str) -> None:
+def test_a_proposed_basin_under_counted_ground_is_an_error_on_the_pending_claim(
+        engine: sa.Engine, db_url: str) -> None:
+    """24-001's proposed BASIN, recorded and decided first, meets 24-002's certified basin:
+    a pending claim never displaces counted ground (decision 19), so 24-001's overlap (5,000
+    m^2) earns nothing and 24-001 gets the error; 24-002, which keeps it, none."""
     with engine.begin() as conn:
         layout(conn)
         p1 = s.permit(conn, "24-001", decided_on="2024-04-01")
@@ -233,7 +241,7 @@ def test_a_basin_over_an_older_proposed_replacement_is_a_warning(engine: sa.Engi
         s.replacement(conn, p2, (700, 200, 800, 300), "basin-2")  # 5,000 m^2 overlap
     ledger.recompute(db_url)
     assert [f[:3] for f in findings(engine, "credit_overlap")] == [
-        ("24-002", "warning", d("1.2355"))]
+        ("24-001", "error", d("1.2355"))]
 
 
 def test_a_deficit_is_an_error_and_pending_credit_makes_it_a_warning(engine: sa.Engine,

@@ -52,14 +52,19 @@ def _quiet(admin_url: URL, url: str) -> None:
 
 
 def _change(url: str) -> dict[str, int]:
-    """Move one impact a little (a new version, as an edit makes it)."""
+    """Move one impact a little (a new version, as an edit makes it): 24-007's drainage, which
+    nothing else of the permit covers and no later permit files again (moving 24-001's W-010
+    fill would hand the strip it leaves to 25-001, which files the same fill, on the same
+    parcel; 24-002's grading covers all of W-011: no parcel balance would move)."""
     eng = sa.create_engine(url, poolclass=NullPool)
     try:
         with eng.begin() as conn:
             impact = conn.execute(sa.text(
                 "UPDATE core.impact SET geom = ST_Multi(ST_Translate(geom, 2.0, 1.0)) "
-                "WHERE impact_id = (SELECT min(impact_id) FROM core.impact "
-                "WHERE valid_to IS NULL) RETURNING permit_id")).scalar_one()
+                "WHERE impact_id = (SELECT min(i.impact_id) FROM core.impact i "
+                "JOIN core.permit p ON p.permit_id = i.permit_id AND p.valid_to IS NULL "
+                "WHERE i.valid_to IS NULL AND p.permit_no = '24-007') "
+                "RETURNING permit_id")).scalar_one()
     finally:
         eng.dispose()
     return {"permit": impact}

@@ -10,7 +10,7 @@ recorded at that moment (sql/176, sql/180, sql/310; docs/ledger.md section 4b). 
 the SQL file refuses updates, deletes and truncation.
 
 Revision ID: 0035
-Revises: 0033
+Revises: 0034
 Create Date: 2026-12-05
 """
 from collections.abc import Sequence
@@ -20,7 +20,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql as pg
 
 revision: str = "0035"
-down_revision: str | None = "0033"
+down_revision: str | None = "0034"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

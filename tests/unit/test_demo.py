@@ -430,14 +430,33 @@ def test_every_wetland_assessed_but_the_designed_gap(d: Demo) -> None:
 # The ledger
 # ------------------------------------------------------------------------------------------
 def _structures_as_fill(d: Demo, permit: str) -> list[BaseGeometry]:
-    """A permit's structures are fill in wetland, drawn as impact or not (7(b), 7(g)); a
-    structure suspended above the ground (6(f)(i)) places none."""
-    return [f["geometry"] for f in d.of_permit("structure", permit)
-            if f["buffer_exception"] != "suspended_6fi"]
+    """A permit's structures, stormwater BMPs and grading are impact in wetland, drawn as
+    impact or not (7(b), 7(g); docs/ledger.md decision 18): suspended or not."""
+    return [f["geometry"] for layer in ("structure", "bmp", "grading")
+            for f in d.of_permit(layer, permit)]
+
+
+def _decided_before(d: Demo, other: str, permit: str) -> bool:
+    """Ground charged to a permit decided earlier is not charged again (decision 23): the
+    decision date, then the permit number (the demo's tie-break; undecided last)."""
+    def key(p: str) -> tuple[str, str]:
+        return (_permit_row(d, p)["decided_on"] or "9999-12-31", p)
+    return _permit_row(d, other)["status"] not in ("denied", "withdrawn") and \
+        key(other) < key(permit)
+
+
+def _charged_before(d: Demo, permit: str) -> BaseGeometry:
+    base = _baseline_wetland(d)
+    others = {f["permit_key"] for layer in ("impact", "structure", "bmp", "grading")
+              for f in d.features(layer) if f["permit_key"] != permit}
+    return _union(g.intersection(base) for o in sorted(others)
+                  if _decided_before(d, o, permit)
+                  for g in [f["geometry"] for f in d.of_permit("impact", o)]
+                  + _structures_as_fill(d, o))
 
 
 def _impact_acres(d: Demo, permit: str) -> float:
-    base = _baseline_wetland(d)
+    base = _baseline_wetland(d).difference(_charged_before(d, permit))
     drawn = d.of_permit("impact", permit)
     undrawn = _union(_structures_as_fill(d, permit)).difference(
         _union(f["geometry"] for f in drawn))
@@ -445,25 +464,41 @@ def _impact_acres(d: Demo, permit: str) -> float:
             + undrawn.intersection(base).area) / ACRE
 
 
-def _claimed_before(d: Demo, permit: str | None) -> BaseGeometry:
-    """Wetland replacement ground of the owners whose claim is older (7(b): an acre answers
-    for one impact): decision date, a District project's status date (the demo's permits are
-    decided on distinct dates)."""
-    def claim_on(owner: str | None) -> str:
-        if owner is None:
-            return min(f["status_on"] for f in d.features("replacement")
-                       if _blank(f["permit_key"]))
-        return _permit_row(d, owner)["decided_on"] or "9999-12-31"
+def _claim(d: Demo, f: dict) -> tuple[bool, str]:
+    """A wetland replacement feature's claim on its ground (docs/ledger.md decision 19):
+    counted ground (certified) by the date it was counted, before any pending claim."""
+    if f["status"] == "certified":
+        return (False, f["certified_on"] or f["status_on"])
+    return (True, "")
 
-    mine = claim_on(permit)
+
+def _claimed_before(d: Demo, mine: dict) -> BaseGeometry:
+    """Ground of other owners' wetland replacement whose claim is stronger than this
+    feature's (the demo's features are recorded in one file: no two pending claims meet)."""
+    owner = None if _blank(mine["permit_key"]) else mine["permit_key"]
     return _union(f["geometry"] for f in d.features("replacement")
                   if f["component"] == "wetland"
-                  and (None if _blank(f["permit_key"]) else f["permit_key"]) != permit
-                  and claim_on(None if _blank(f["permit_key"]) else f["permit_key"]) < mine)
+                  and (None if _blank(f["permit_key"]) else f["permit_key"]) != owner
+                  and _claim(d, f) < _claim(d, mine))
+
+
+def _as_built(d: Demo, f: dict) -> BaseGeometry:
+    """A built feature measured by the delineations approved after it was built (7(c)(vii),
+    decision 24): inside their study areas only what they map as wetland."""
+    later = [x for x in d.features("delineation")
+             if x["status"] == "approved" and not _blank(f["constructed_on"])
+             and x["approved_on"] > f["constructed_on"]]
+    if not later:
+        return f["geometry"]
+    study = _union(x["geometry"] for x in later)
+    mapped = _union(w["geometry"] for w in d.features("wetland")
+                    if w["delineation_key"] in {x["feature_key"] for x in later})
+    return f["geometry"].difference(study).union(f["geometry"].intersection(mapped))
 
 
 def _credit_geometry(d: Demo, permit: str | None) -> BaseGeometry:
-    repl = _union(f["geometry"] for f in d.features("replacement")
+    repl = _union(_as_built(d, f).difference(_claimed_before(d, f))
+                  for f in d.features("replacement")
                   if (_blank(f["permit_key"]) if permit is None else f["permit_key"] == permit)
                   and f["component"] == "wetland"
                   and f["status"] == "certified")
@@ -472,11 +507,26 @@ def _credit_geometry(d: Demo, permit: str | None) -> BaseGeometry:
     buffers = _union(f["geometry"] for f in d.features("buffer"))
     plan = d.local["cwmp_area"].geometry.iloc[0]
     return repl.difference(_baseline_wetland(d)).difference(buffers).difference(
-        heritage).difference(_claimed_before(d, permit)).intersection(plan)
+        heritage).intersection(plan)
+
+
+def _standing(d: Demo) -> list[dict]:
+    """The transfers that stand (decision 9): each within its giver's surplus, in date order,
+    after the transfers it gave before."""
+    used: dict[str, float] = {}
+    out = []
+    for r in sorted(d.rows["credit_transfer"],
+                    key=lambda r: (r["transferred_on"], r["feature_key"])):
+        giver = r["from_permit_key"]
+        surplus = _credit_geometry(d, giver).area / ACRE - _impact_acres(d, giver)
+        if float(r["acres"]) <= surplus - used.get(giver, 0.0) + 0.00005:
+            used[giver] = used.get(giver, 0.0) + float(r["acres"])
+            out.append(r)
+    return out
 
 
 def _transfers(d: Demo, permit: str) -> tuple[float, float]:
-    rows = d.rows["credit_transfer"]
+    rows = _standing(d)
     return (sum(float(r["acres"]) for r in rows if r["to_permit_key"] == permit),
             sum(float(r["acres"]) for r in rows if r["from_permit_key"] == permit))
 
@@ -678,9 +728,22 @@ def test_permit_record_count() -> None:
 
 
 def test_transfers_within_surplus(d: Demo) -> None:
+    """Every transfer was within its giver's surplus when recorded (the layers loaded after
+    credit_transfer, structures among them, not yet there); those that no longer stand are
+    the designed ones (decision 9)."""
     for giver in {r["from_permit_key"] for r in d.rows["credit_transfer"]}:
-        surplus = _credit_geometry(d, giver).area / ACRE - _impact_acres(d, giver)
-        assert _transfers(d, giver)[1] <= surplus
+        base = _baseline_wetland(d)
+        recorded = sum(f["geometry"].intersection(base).area * FACTOR[f["kind"]]
+                       for f in d.of_permit("impact", giver)) / ACRE
+        surplus = _credit_geometry(d, giver).area / ACRE - recorded
+        given = sum(float(r["acres"]) for r in d.rows["credit_transfer"]
+                    if r["from_permit_key"] == giver)
+        assert given <= surplus + 0.00005, giver
+    fallen = {(r["from_permit_key"], r["to_permit_key"]) for r in d.rows["credit_transfer"]} - {
+        (r["from_permit_key"], r["to_permit_key"]) for r in _standing(d)}
+    assert fallen == demo.UNBACKED_TRANSFERS
+    for _giver, taker in fallen:
+        assert _fails(taker, "7(b) transfer_unbacked")
 
 
 @pytest.mark.parametrize("permit", [*CASES, None])
@@ -1075,9 +1138,8 @@ def test_stormwater(d: Demo, permit: str) -> None:
 
 @pytest.mark.parametrize("permit", CASES)
 def test_triggers(d: Demo, permit: str) -> None:
-    base = _baseline_wetland(d)
     found = set()
-    if any(f["geometry"].intersection(base).area > 1 for f in d.of_permit("impact", permit)):
+    if _impact_acres(d, permit) * ACRE > 1:  # 2(a)(i) is the impact the ledger counts
         found.add("2(a)(i)")
     new = sum(f["geometry"].area for f in d.of_permit("impervious", permit)
               if f["condition"] == "proposed") * demo.SQFT_PER_M2
