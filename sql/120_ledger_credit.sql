@@ -1,6 +1,6 @@
 -- 120_ledger_credit: the replacement credit owners (permits, or District projects with no
 -- permit) earn (spec section 4, Rule M 7(b), 7(c)(ii), (iv), (v), (vi)-(vii)), dated per
--- feature (docs/ledger.md sections 1 and 4a, decisions 19 and 24).
+-- feature (docs/ledger.md sections 1 and 4a, decisions 19 and 26).
 -- Credit = area(union of the owner's wetland-component replacement features
 --               − baseline wetland (the wetland layer as of the baseline date)
 --               − declared buffers (any permit's; 7(c)(v))

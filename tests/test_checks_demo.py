@@ -197,7 +197,7 @@ def test_the_figures_of_the_added_permits(demo_findings) -> None:
     assert one("24-017", "7(b)", "replacement_deficit") == (-c17["balance_acres"], 0)
     assert one("24-005", "7(b)", "impact_not_drawn") == (
         c["24-005"]["utility_not_drawn_acres"], 0)
-    # the ledger's record rules (docs/ledger.md decisions 9, 23 and 24)
+    # the ledger's record rules (docs/ledger.md decisions 9, 25 and 26)
     assert one("24-017", "7(b)", "transfer_unbacked") == (c17["unbacked_transfer_acres"], 0)
     c18 = c["25-001"]
     assert one("25-001", "7(b)", "impact_charged_earlier") == (c18["charged_earlier_acres"], 0)

@@ -1,5 +1,5 @@
 """Every acre of wetland lost is charged once, whoever loses it (docs/ledger.md section 1,
-decisions 18 and 23): ground already charged to an earlier-decided permit is not charged
+decisions 18 and 25): ground already charged to an earlier-decided permit is not charged
 again; another owner's constructed or certified replacement basin is wetland (whoever fills it
 is charged, its owner keeps its credit); stormwater BMPs and grading in wetland are impact
 like structures; a structure suspended above the ground (6(f)(i)) still fills wetland; and

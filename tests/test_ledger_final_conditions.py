@@ -1,4 +1,4 @@
-"""Final conditions follow approved delineations (7(c)(vi)-(vii), docs/ledger.md decision 24):
+"""Final conditions follow approved delineations (7(c)(vi)-(vii), docs/ledger.md decision 26):
 a delineation approved after a replacement was built that covers it measures the basin's
 credit on that delineation's wetland from its approval date; earlier dates keep the earlier
 figure, and a fall of credit is a 7(c)(vii) finding.

@@ -3,10 +3,10 @@ rules of docs/ledger.md now say.
 
 Why: no table changes, but the figures of existing ledgers move. Replacement ground goes to
 the claim counted first (decision 19), ground is charged once and BMPs, grading and
-suspended structures in wetland are impact (decision 23), credit and transfers are dated per
+suspended structures in wetland are impact (decision 25), credit and transfers are dated per
 feature and per transfer (section 4a: an owner's line now exists per effective date), a
 transfer stands only on its giver's position on its date (decision 9), and a delineation
-approved after a basin was built measures it from its approval date (decision 24). The
+approved after a basin was built measures it from its approval date (decision 26). The
 functions come with the migration step (sql/110-170); this revision queues every owner with
 entries, so the next recompute (`rulem-db watch`, the nightly, or `rulem-db recompute`)
 re-posts the lines that differ, each as a reversal and a new entry with its reason, and the

@@ -437,7 +437,7 @@ def _structures_as_fill(d: Demo, permit: str) -> list[BaseGeometry]:
 
 
 def _decided_before(d: Demo, other: str, permit: str) -> bool:
-    """Ground charged to a permit decided earlier is not charged again (decision 23): the
+    """Ground charged to a permit decided earlier is not charged again (decision 25): the
     decision date, then the permit number (the demo's tie-break; undecided last)."""
     def key(p: str) -> tuple[str, str]:
         return (_permit_row(d, p)["decided_on"] or "9999-12-31", p)
@@ -484,7 +484,7 @@ def _claimed_before(d: Demo, mine: dict) -> BaseGeometry:
 
 def _as_built(d: Demo, f: dict) -> BaseGeometry:
     """A built feature measured by the delineations approved after it was built (7(c)(vii),
-    decision 24): inside their study areas only what they map as wetland."""
+    decision 26): inside their study areas only what they map as wetland."""
     later = [x for x in d.features("delineation")
              if x["status"] == "approved" and not _blank(f["constructed_on"])
              and x["approved_on"] > f["constructed_on"]]
