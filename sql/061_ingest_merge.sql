@@ -598,6 +598,7 @@ DECLARE
   n_to_insert bigint := 0;
   n_skipped  bigint := 0;
   n_repaired bigint := 0;
+  n_bulk     integer := 0;
   scope_sql  text;
   had_current boolean := false;
   few        boolean;
@@ -697,7 +698,11 @@ BEGIN
 
   -- New features (or features that come back after being retired), in feature id order (the
   -- order the keys were registered in), so the btree indexes on the id take them at their end.
+  -- A load that at least doubles the layer builds its secondary indexes once, after the
+  -- INSERT, instead of row by row (sql/064: 1.3-1.6 s instead of 2.7-4.0 s for 100,000
+  -- parcels); the layer keeps them when someone is reading it.
   IF n_to_insert > 0 THEN
+    n_bulk := ops.ingest_indexes_set_aside(lyr, n_to_insert);
     EXECUTE format(
       'INSERT INTO core.%1$I (%2$I, plan_area_id, %3$s, source_fid, source_attributes, '
       '  batch_id) '
@@ -706,6 +711,9 @@ BEGIN
       lyr, id_col, (SELECT string_agg(format('%I', x), ', ') FROM unnest(cols) x), pa,
       (SELECT string_agg(format('p.%I', x), ', ') FROM unnest(cols) x), b, good, prep);
     GET DIAGNOSTICS n_new = ROW_COUNT;
+    IF n_bulk > 0 THEN
+      PERFORM ops.ingest_indexes_rebuild(lyr);
+    END IF;
   END IF;
 
   -- Features of the file's scope that the file no longer holds are closed (below). A feature
