@@ -598,6 +598,8 @@ DECLARE
   n_to_insert bigint := 0;
   n_skipped  bigint := 0;
   n_repaired bigint := 0;
+  n_bulk     integer := 0;
+  carried    text[];
   scope_sql  text;
   had_current boolean := false;
   few        boolean;
@@ -684,20 +686,48 @@ BEGIN
       lyr, pa, good);
   END IF;
 
-  -- Changed features: the versioning trigger closes the current version and opens a new one.
+  -- Changed features: their current versions closed in one UPDATE, their new versions opened
+  -- in one INSERT, with the file's content and, for the columns the file does not deliver,
+  -- the closed version's. The rows stored are those an UPDATE of the content makes through
+  -- the versioning trigger (sql/010), which opens each new version with an INSERT of its own:
+  -- one statement, and one run of the layer's statement triggers, per changed feature
+  -- (0.25-0.3 s for a re-delivery's 1,000 changed parcels).
   IF n_to_change > 0 THEN
+    SELECT coalesce(array_agg(a.attname::text ORDER BY a.attnum), '{}') INTO carried
+    FROM pg_attribute a
+    WHERE a.attrelid = format('core.%I', lyr)::regclass AND a.attnum > 0
+      AND NOT a.attisdropped AND a.attgenerated = '' AND a.attidentity = ''
+      AND a.attname <> ALL (cols || ARRAY[id_col, 'plan_area_id', 'source_fid',
+                                          'source_attributes', 'batch_id', 'created_by',
+                                          'valid_from', 'valid_to', 'closed_by',
+                                          'closed_batch_id']);
     EXECUTE format(
-      'UPDATE core.%1$I t SET %2$s, source_fid = p._fid, source_attributes = p._attrs, '
-      '  batch_id = %3$s FROM %4$s m JOIN %5$s p USING (_row) '
-      'WHERE t.version_id = m._cur AND m._changed',
-      lyr, (SELECT string_agg(format('%1$I = p.%1$I', x), ', ') FROM unnest(cols) x), b, good,
-      prep);
+      'UPDATE core.%1$I t SET valid_to = now() WHERE t.version_id = ANY (ARRAY('
+      '  SELECT m._cur FROM %2$s m WHERE m._changed))', lyr, good);
+    EXECUTE format(
+      'INSERT INTO core.%1$I (%2$I, plan_area_id, %3$s, source_fid, source_attributes, '
+      '  batch_id) '
+      'SELECT m._id, t.plan_area_id, %4$s, p._fid, p._attrs, %5$s FROM %6$s m '
+      'JOIN %7$s p USING (_row) ' || CASE WHEN few THEN
+      'JOIN LATERAL (SELECT t.* FROM core.%1$I t WHERE t.version_id = m._cur OFFSET 0) t ON true '
+      ELSE 'JOIN core.%1$I t ON t.version_id = m._cur ' END ||
+      'WHERE m._changed ORDER BY m._id',
+      lyr, id_col,
+      (SELECT string_agg(format('%I', x), ', ') FROM unnest(cols || carried) x),
+      (SELECT string_agg(format('p.%I', x), ', ') FROM unnest(cols) x)
+        || coalesce((SELECT ', ' || string_agg(format('t.%I', x), ', ')
+                     FROM unnest(carried) x), ''),
+      b, good, prep);
     GET DIAGNOSTICS n_changed = ROW_COUNT;
   END IF;
 
   -- New features (or features that come back after being retired), in feature id order (the
   -- order the keys were registered in), so the btree indexes on the id take them at their end.
+  -- A load that at least doubles the layer builds its secondary indexes once, after the
+  -- INSERT, instead of row by row (sql/064: 1.3-1.6 s instead of 2.7-4.0 s for 100,000
+  -- parcels); the layer keeps them when someone is reading it.
   IF n_to_insert > 0 THEN
+    n_bulk := ops.ingest_indexes_set_aside(lyr, n_to_insert);
     EXECUTE format(
       'INSERT INTO core.%1$I (%2$I, plan_area_id, %3$s, source_fid, source_attributes, '
       '  batch_id) '
@@ -706,6 +736,9 @@ BEGIN
       lyr, id_col, (SELECT string_agg(format('%I', x), ', ') FROM unnest(cols) x), pa,
       (SELECT string_agg(format('p.%I', x), ', ') FROM unnest(cols) x), b, good, prep);
     GET DIAGNOSTICS n_new = ROW_COUNT;
+    IF n_bulk > 0 THEN
+      PERFORM ops.ingest_indexes_rebuild(lyr);
+    END IF;
   END IF;
 
   -- Features of the file's scope that the file no longer holds are closed (below). A feature

@@ -130,3 +130,36 @@ def test_a_row_delivered_twice_as_before_is_refused_and_changes_nothing(
     assert any("'A'" in line and "more than once" in line
                for line in refused.value.lines())
     assert fingerprint(engine) == before
+
+
+def test_a_changed_feature_keeps_the_columns_the_file_no_longer_delivers(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """A changed feature's new version (closed and opened by sql/061 in one statement each)
+    is what the versioning trigger's UPDATE made: the file's content, the closed version's
+    values of the columns the file does not deliver (mukey, musym), the new batch, and the old
+    version closed by this batch at the new version's start; the unchanged feature keeps its
+    version."""
+    first = write_gpkg(tmp_path / "soil1.gpkg", [
+        {"feature_key": k, "hydrologic_soil_group": "A", "high_groundwater": False,
+         "contaminated": False, "mukey": f"MU-{k}", "musym": f"S-{k}", "geometry": square(i)}
+        for i, k in enumerate(("K1", "K2"))])
+    b1 = ingest(db_url, "soil", first).batch_id
+    second = write_gpkg(tmp_path / "soil2.gpkg", [
+        {"feature_key": "K1", "hydrologic_soil_group": "B", "high_groundwater": False,
+         "contaminated": False, "geometry": square(0, dx=5)},
+        {"feature_key": "K2", "hydrologic_soil_group": "A", "high_groundwater": False,
+         "contaminated": False, "geometry": square(1)}])
+    r2 = ingest(db_url, "soil", second)
+    assert (r2.changed, r2.unchanged, r2.inserted, r2.closed) == (1, 1, 0, 0)
+    got = rows(engine, "SELECT source_fid IS NOT NULL AS fid, hydrologic_soil_group AS hsg, "
+                       "mukey, musym, batch_id, closed_batch_id, created_by = current_user AS me, "
+                       "valid_to IS NULL AS current, round(ST_XMin(geom)) - :x AS dx "
+                       "FROM core.soil s JOIN core.feature f ON f.feature_id = s.soil_id "
+                       "WHERE f.feature_key = 'K1' ORDER BY version_id", x=square(0).bounds[0])
+    assert [tuple(r) for r in got] == [
+        (True, "A", "MU-K1", "S-K1", b1, r2.batch_id, True, False, 0),
+        (True, "B", "MU-K1", "S-K1", r2.batch_id, None, True, True, 5)]
+    assert scalar(engine, "SELECT count(*) FROM core.soil a JOIN core.soil b "
+                          "ON a.soil_id = b.soil_id AND a.valid_to = b.valid_from") == 1
+    assert scalar(engine, "SELECT count(*) FROM core.soil s JOIN core.feature f "
+                          "ON f.feature_id = s.soil_id WHERE f.feature_key = 'K2'") == 1

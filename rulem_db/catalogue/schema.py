@@ -169,6 +169,20 @@ def _ops_tables(md: sa.MetaData) -> None:
                 "current version: a re-delivery sets aside rows delivered as before.",
     )
     sa.Table(
+        "ingest_index_set_aside", md,
+        sa.Column("xact", sa.BigInteger, primary_key=True, autoincrement=False,
+                  comment="The transaction that set the index aside (pg_current_xact_id)."),
+        sa.Column("layer", sa.Text, nullable=False, comment="Layer whose table the index is on."),
+        sa.Column("index_name", sa.Text, primary_key=True,
+                  comment="The index's name."),
+        sa.Column("definition", sa.Text, nullable=False,
+                  comment="Its CREATE INDEX statement (pg_get_indexdef)."),
+        sa.Column("description", sa.Text, comment="Its comment, if any."),
+        schema="ops",
+        comment="Secondary indexes an ingest set aside for its bulk INSERT and must rebuild "
+                "in the same transaction (sql/064).",
+    )
+    sa.Table(
         "sql_applied", md,
         sa.Column("file_name", sa.Text, primary_key=True, comment="File under sql/."),
         sa.Column("sha256", sa.Text, nullable=False, comment="Hash of the applied text."),
