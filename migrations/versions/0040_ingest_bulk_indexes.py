@@ -12,8 +12,8 @@ transaction. Only the owner writes it (through the two SECURITY DEFINER function
 the rebuild runs is what the catalogue said; a deferred constraint trigger (sql/064) refuses
 to commit a transaction that set indexes aside and did not rebuild them.
 
-Revision ID: 0042
-Revises: 0031
+Revision ID: 0040
+Revises: 0039
 Create Date: 2026-12-05
 """
 from collections.abc import Sequence
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0042"
-down_revision: str | None = "0031"
+revision: str = "0040"
+down_revision: str | None = "0039"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
