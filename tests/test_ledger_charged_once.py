@@ -275,7 +275,7 @@ def test_2ai_reports_the_ledgers_impact_for_a_road_under_variance(engine: sa.Eng
     ledger.recompute(db_url)
     with engine.connect() as conn:
         got = conn.execute(sa.text(
-            "SELECT wetland_acres, i, required FROM checks.applicability(1, :p)"),
+            "SELECT wetland_acres, i, required FROM checks.applicability(1, ARRAY[:p]::bigint[])"),
             {"p": p1}).one()
     assert (round(got.wetland_acres, 4), got.i, got.required) == (HALF, 1, True)
     assert run_findings(engine, "applicability") == []
