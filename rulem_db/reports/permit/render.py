@@ -116,6 +116,12 @@ def in_values(text: str | None, parameters: dict[str, dict[str, Any]]) -> str:
     return pattern.sub(value, text)
 
 
+def words(text: str | None) -> str:
+    """Text as escaped HTML whose dotted numbers (statutes: 103D.537) never break at the
+    dot, as a line of the PDF may otherwise do."""
+    return re.sub(r"\b(\w+\.\w+)\b", r'<span class="keep">\1</span>', h.esc(text or ""))
+
+
 def code(check_code: str) -> str:
     """A check code whole, breakable only after an underscore (never mid-word)."""
     parts = [h.esc(p) for p in check_code.split("_")]
@@ -181,6 +187,7 @@ table.facts td:first-child { color: #444; padding-right: 10pt; white-space: nowr
 .code { font-family: "DejaVu Sans Mono", monospace; font-size: 0.92em;
         overflow-wrap: normal; word-break: normal; hyphens: none; }
 .note { color: #444; font-size: 8pt; }
+.keep { white-space: nowrap; }
 img.map { max-width: 100%%; max-height: 105mm; display: block; margin: 4pt auto; }
 .signature { margin-top: 14pt; page-break-inside: avoid; }
 .signature .line { border-bottom: 1px solid #000; width: 70mm; height: 16mm; }
@@ -225,7 +232,7 @@ def _finding(f: dict[str, Any], parameters: dict[str, dict[str, Any]]) -> str:
             f"<p><b>Rule M {h.esc(f['paragraph'])}</b> · {code(f['check_code'])} · "
             f"{h.esc(SEVERITY_WORDS.get(severity, severity))}{where}</p>"
             f"<p>The rule requires: {h.esc(requirement)}</p>"
-            f"<p>Found: {h.esc(f.get('message') or '')}.</p>{compared}"
+            f"<p>Found: {words(f.get('message'))}.</p>{compared}"
             f'<p class="note">Review: {h.esc(review)}</p></div>')
 
 
@@ -362,7 +369,7 @@ def render_html(doc: PermitDocument, map_png: bytes | None, paper: str = "letter
         findings,
         "<h2>Conditions of issuance</h2>", _conditions(doc),
         "<h2>Wetland replacement ledger</h2>", _ledger(doc),
-        "<h2>Appeal</h2>", f"<p>{h.esc(text['decision_appeal_text'])}</p>",
+        "<h2>Appeal</h2>", f"<p>{words(text['decision_appeal_text'])}</p>",
         '<div class="signature"><div class="line"></div>',
         f"<p>{h.esc(text['decision_signatory'])}<br>{h.esc(text['district_name'])}</p>",
         "<p>Date: ____________________</p></div>",
