@@ -172,7 +172,8 @@ table { border-collapse: collapse; width: 100%%; font-size: 8pt; }
 th, td { text-align: left; vertical-align: top; padding: 2pt 4pt;
          border-bottom: 1px solid #ddd; }
 th { background: #f0f0f0; }
-td.num, th.num { text-align: right; white-space: nowrap; }
+td.num { text-align: right; white-space: nowrap; }
+th.num { text-align: right; }
 tr { page-break-inside: avoid; }
 table.facts { width: auto; }
 table.facts td:first-child { color: #444; padding-right: 10pt; white-space: nowrap; }
@@ -253,7 +254,8 @@ def _ledger(doc: PermitDocument) -> str:
     entries = [r for r in doc.explain if r["row_kind"] == "entry"]
     rows = []
     for r in entries:
-        features = ", ".join((r.get("feature_keys") or []) + (r.get("wetland_keys") or []))
+        features = ", ".join(f'<span class="keep">{h.esc(k)}</span>' for k in
+                             (r.get("feature_keys") or []) + (r.get("wetland_keys") or []))
         rows.append((MEASURE_WORDS.get(r["measure"], r["measure"]), r["pin"] or "",
                      h.fmt(r["acres"]), h.fmt(r["balance_effect_acres"]), r["effective_on"],
                      features))
@@ -282,8 +284,9 @@ def _ledger(doc: PermitDocument) -> str:
     return (f"<p>{summary}</p>"
             + _table(("entry", "parcel", "acres", "effect on balance", "effective",
                       "features measured"), rows, numeric=("acres", "effect on balance"),
+                     raw=("features measured",),
                      empty="No ledger entries for this permit on this date.",
-                     widths=(22, 15, 9, 10, 11, 33))
+                     widths=(21, 16, 9, 11, 11, 32))
             + total + transfers + shaping_html)
 
 
