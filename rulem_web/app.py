@@ -44,7 +44,7 @@ from tipg.factory import Endpoints, create_html_response
 from tipg.resources.enums import MediaType
 from tipg.settings import DatabaseSettings
 
-from rulem_web import api, filters, guard, pages
+from rulem_web import api, document, filters, guard, pages
 from rulem_web.database import PoolSettings, create_pool
 from rulem_web.etag import ETagMiddleware, Sources
 from rulem_web.tiles import TILE_FUNCTIONS_SQL, TileFunctions
@@ -304,6 +304,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
         return ORJSONResponse(data.model_dump(exclude_none=True, mode="json"))
 
     app.include_router(api.router)
+    document.register(app, settings.pool)   # /permits/{permit_no}/document.pdf
     app.include_router(ogc.router)
     app.include_router(history.router, prefix=HISTORY_PREFIX)
     if MAPLIBRE_DIST.is_dir():

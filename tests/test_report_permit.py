@@ -1,12 +1,18 @@
-"""The decision document of a permit (issue 19 part 2): `rulem-db permit report 24-004` on the
-demo writes HTML and a PDF whose first page shows the site map and the failing buffer findings,
-and whose text holds the permit number, every check of the permit and its balance.
+"""The permit's decision document (issue 28 point 4): `rulem-db permit report 24-004`, run as a
+rulem_staff login (pub only), writes a tagged PDF a district signs, and its text holds the
+decision, the conditions of issuance, the signature block and appeal paragraph (district text
+parameters), the findings with the parameter VALUES (never their names) and the ledger
+explained.
 
-Permit 24-004 is built to fail two buffer checks (demo/cases.toml: a mean buffer width of
-47.5 ft < 50 ft once the 12 ft trail is taken out, and the trail wider than 10 ft), and its
-figures are worked out there by hand: impact 1.7297 acres (100 m x 70 m), credit 2.2239 acres
-(150 m x 60 m), balance 0.4942 acres. The demo is loaded and the report written once for the
-module; the tests only read what was written.
+Permit 24-004 (demo/cases.toml) is approved on 2024-06-11 with conditions (declarations and
+easement due 2024-07-11, met that day; a letter of credit of $22,300 held) and fails two
+buffer checks: a mean buffer width of 47.50 ft < 50 ft once the 12 ft trail is taken out, and
+the trail wider than 10 ft. Its figures, worked out there by hand: impact 1.7297 acres
+(100 m x 70 m), credit 2.2239 acres (150 m x 60 m, certified 2025-07-15), balance 0.4942.
+As of 2024-06-30 the impact stands (effective at the decision) and the credit does not yet:
+balance -1.7297, deficit, and the conditions due 2024-07-11 are still open. Permit 24-009 is
+under review: no decision. The demo is loaded and the documents written once for the module;
+the tests read what was written.
 """
 
 from __future__ import annotations
@@ -15,151 +21,240 @@ import contextlib
 import io
 import re
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 import pytest
 import sqlalchemy as sa
 from checks_scenarios import cloned_database
 from hardening_helpers import DemoTemplate
+from role_logins import as_login_url, role_logins
 from sqlalchemy.engine import URL
 
 from demo import generate as demo
 from rulem_cli import main as cli
 from rulem_db import checks, ledger
-from rulem_db.paths import ROOT
-from rulem_db.reports.palette import SEVERITY_COLOURS
 
 pytestmark = pytest.mark.slow
 PERMIT = "24-004"
+PENDING = "24-009"
 CASE = demo.DEMO_CASES[PERMIT]
-SCALE = 2.0  # render at 144 dpi: a hatch line of the map is a few pixels wide
+AS_OF = "2024-06-30"
 
 
 @dataclass
 class Written:
-    """The demo database, the report files and what the test reads of them."""
+    """The demo database, what the staff login wrote and the PDFs' text."""
 
     url: str
+    staff_url: str
     out: Path
     stdout: str
     seconds: float
+    pdf: bytes
+    text: str                  # the whole document, page after page
+    pages: list[str]
+    as_of_text: str            # the document as of AS_OF
+    pending_text: str          # the document of the permit under review
     check_codes: list[tuple[str, str]]
-    texts: list[str]
-    page1: np.ndarray  # RGB pixels of page 1
-    map_box: tuple[int, int, int, int] | None  # the map picture on page 1, in pixels
+    parameter_names: list[str]
+    district: dict[str, str]
+
+
+def pdf_text(path: Path) -> list[str]:
+    """Each page's text, as a reader extracts it (pypdfium2)."""
+    pdf = pdfium.PdfDocument(path)
+    try:
+        return [pdf[i].get_textpage().get_text_bounded() for i in range(len(pdf))]
+    finally:
+        pdf.close()
+
+
+def _report(url: str, permit: str, out: Path, *extra: str) -> tuple[int, str]:
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = cli.main(["--db", url, "permit", "report", permit, "--out", str(out), *extra])
+    return code, buffer.getvalue()
 
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory, admin_url: URL,
             demo_template: DemoTemplate) -> Iterator[Written]:
-    """The demo loaded, recomputed and checked as the nightly does, then the report of 24-004
-    written through the command line, read back once."""
-    with cloned_database(admin_url, demo_template.name) as engine:
+    """The demo recomputed and its two permits checked as the nightly does, then the
+    documents written through the command line by a rulem_staff login."""
+    with cloned_database(admin_url, demo_template.name) as engine, \
+            role_logins(admin_url, ("rulem_staff",), "doc") as logins:
         url = engine.url.render_as_string(hide_password=False)
         ledger.recompute(url)
-        checks.run_checks(url, permit_no=PERMIT)  # the one permit the document shows
+        for permit in (PERMIT, PENDING):
+            checks.run_checks(url, permit_no=permit)
+        staff = as_login_url(url, logins["rulem_staff"])
         out = tmp_path_factory.mktemp("permit-report")
         started = time.monotonic()
-        buffer = io.StringIO()
-        with contextlib.redirect_stdout(buffer):
-            code = cli.main(["--db", url, "permit", "report", PERMIT, "--out", str(out)])
+        code, stdout = _report(staff, PERMIT, out)
         seconds = time.monotonic() - started
-        assert code == 0, buffer.getvalue()
+        assert code == 0, stdout
+        pages = pdf_text(out / f"permit-{PERMIT}.pdf")
+        as_of = tmp_path_factory.mktemp("permit-report-as-of")
+        assert _report(staff, PERMIT, as_of, "--as-of", AS_OF)[0] == 0
+        pending = tmp_path_factory.mktemp("permit-report-pending")
+        assert _report(staff, PENDING, pending)[0] == 0
         with engine.connect() as conn:
             codes = [(r.paragraph, r.check_code) for r in conn.execute(sa.text(
                 "SELECT paragraph, check_code FROM pub.permit_compliance WHERE permit_no = :n "
                 "ORDER BY sort_order"), {"n": PERMIT})]
-        pdf = pdfium.PdfDocument(out / f"permit-{PERMIT}.pdf")
-        try:
-            texts = [pdf[i].get_textpage().get_text_bounded() for i in range(len(pdf))]
-            page = pdf[0]
-            pixels = np.asarray(page.render(scale=SCALE).to_pil().convert("RGB"))
-            height = page.get_size()[1]
-            images = list(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]))
-            box = None
-            if images:  # PDF points from the bottom left -> pixels from the top left
-                left, bottom, right, top = images[0].get_bounds()
-                box = (int(left * SCALE), int((height - top) * SCALE),
-                       int(right * SCALE), int((height - bottom) * SCALE))
-        finally:
-            pdf.close()
-        yield Written(url, out, buffer.getvalue(), seconds, codes, texts, pixels, box)
+            names = list(conn.execute(sa.text(
+                "SELECT DISTINCT name FROM pub.parameter")).scalars())
+            district = dict(conn.execute(sa.text(
+                "SELECT name, value_text FROM pub.parameter WHERE effective_to IS NULL "
+                "AND name IN ('district_name', 'district_address', 'decision_signatory', "
+                "'decision_appeal_text')")).all())
+        yield Written(url, staff, out, stdout, seconds,
+                      (out / f"permit-{PERMIT}.pdf").read_bytes(), "\n".join(pages), pages,
+                      "\n".join(pdf_text(as_of / f"permit-{PERMIT}.pdf")),
+                      "\n".join(pdf_text(pending / f"permit-{PENDING}.pdf")), codes, names,
+                      district)
 
 
-def _words(text: str) -> str:
-    """Text without white space: a table cell may wrap a long check code over two lines."""
-    return re.sub(r"\s+", "", text)
+def flat(text: str) -> str:
+    """Text with its white space folded to single spaces (lines wrap anywhere)."""
+    return re.sub(r"\s+", " ", text)
 
 
-def test_the_command_writes_html_pdf_and_map(written: Written) -> None:
+def test_a_staff_login_writes_html_pdf_and_map(written: Written) -> None:
     for name in (f"permit-{PERMIT}.html", f"permit-{PERMIT}.pdf", f"permit-{PERMIT}-map.png"):
         path = written.out / name
         assert path.is_file() and path.stat().st_size > 1000, name
         assert str(path) in written.stdout
-    assert (written.out / f"permit-{PERMIT}.pdf").read_bytes().startswith(b"%PDF-")
-    assert len(written.texts) >= 2, "page 1 is the map and findings, the tables follow"
-    print(f"\npermit report {PERMIT}: {len(written.texts)} pages, written in "
-          f"{written.seconds:.1f} s")
+    assert written.pdf.startswith(b"%PDF-")
+    assert 2 <= len(written.pages) <= 8, len(written.pages)
+    print(f"\npermit document {PERMIT}: {len(written.pages)} pages, written in "
+          f"{written.seconds:.1f} s by a rulem_staff login")
 
 
-def test_the_pdf_holds_the_permit_its_checks_and_its_balance(written: Written) -> None:
-    text = "\n".join(written.texts)
-    assert PERMIT in written.texts[0]
-    assert written.check_codes, "the demo's permit was checked"
-    flat = _words(text)
-    missing = [code for _, code in written.check_codes if code not in flat]
-    assert not missing, f"check codes not in the PDF: {missing}"
-    for paragraph, _ in written.check_codes:
-        assert paragraph in flat
-    balance = f"{CASE['balance_acres']:.4f}"  # 0.4942, cases.toml
-    assert f"balance {balance} acres" in text
-    for figure in (CASE["impact_acres"], CASE["credit_acres"]):
-        assert f"{figure:.4f}" in text
+def _streams(pdf: bytes) -> Iterator[bytes]:
+    """The PDF's streams, inflated (the catalogue and the XMP metadata sit in them)."""
+    for m in re.finditer(rb"stream\r?\n", pdf):
+        with contextlib.suppress(zlib.error):
+            yield zlib.decompressobj().decompress(pdf[m.end():])
 
 
-def test_page_one_shows_the_map_and_the_failing_buffer_findings(written: Written) -> None:
-    page = written.page1
-    ink = (page < 235).any(axis=2)
-    assert ink.mean() > 0.05, "page 1 is nearly blank"
-    first = _words(written.texts[0])
-    buffer_fails = [f for f in CASE["fails"] if f.startswith("6")]  # the buffer: Rule M 6
-    assert buffer_fails  # "6(c) buffer_avg_width", "6(f)(iv) trail_width"
-    for failed in buffer_fails:
-        paragraph, code = failed.split(" ")
-        assert code in first and paragraph in first, failed
-    assert written.map_box is not None, "no picture on page 1"
-    x0, y0, x1, y1 = written.map_box
-    assert (x1 - x0) > page.shape[1] / 3 and (y1 - y0) > page.shape[0] / 4, "map too small"
-    picture = page[y0:y1, x0:x1].astype(int)
-    colourful = (picture.max(axis=2) - picture.min(axis=2)) > 40  # grey and white: 0
-    assert colourful.mean() > 0.05, "the map has hardly any colour"
-    error = np.array([int(SEVERITY_COLOURS["error"][i:i + 2], 16) for i in (1, 3, 5)])
-    drawn = (np.abs(picture - error).sum(axis=2) < 60).sum()
-    assert drawn > 200, "the failing buffer findings are not drawn in the error colour"
+def test_the_pdf_is_tagged_pdf_ua(written: Written) -> None:
+    """PDF/UA-1: marked as tagged with a structure tree, and identified as PDF/UA part 1 in
+    its XMP metadata."""
+    doc = pdfium.PdfDocument(written.pdf)
+    try:
+        assert pdfium_c.FPDFCatalog_IsTagged(doc.raw)
+    finally:
+        doc.close()
+    streams = list(_streams(written.pdf))
+    assert any(b"/StructTreeRoot" in s for s in streams)
+    assert any(re.search(rb"pdfuaid:part[^0-9]{0,3}1", s) for s in streams)
 
 
-def test_the_balance_table_adds_up_to_the_published_balance(written: Written) -> None:
-    from rulem_db import db
-    from rulem_db.reports.permit import read_permit
+def test_letterhead_addressee_property_and_decision(written: Written) -> None:
+    first = flat(written.pages[0])
+    assert written.district["district_name"] in first
+    assert written.district["district_address"] in first
+    assert "Lakeview Builders Inc." in first                 # the applicant, cases.toml
+    assert "22-31-22-14-0001" in first                       # its parcel's PIN
+    assert "Decision: Approved with conditions" in first
+    assert "approved the application on 2024-06-11" in first
 
-    with db.connect(written.url) as conn:
-        doc = read_permit(conn, PERMIT)
-    assert float(doc.balance["balance_acres"]) == pytest.approx(CASE["balance_acres"],
-                                                                abs=5e-5)
-    for column in ("impact_acres", "required_acres", "credit_acres", "transfer_in_acres",
-                   "transfer_out_acres", "balance_acres"):
-        assert sum(r[column] for r in doc.parcels) == doc.balance[column], column
+
+def test_the_conditions_of_issuance_with_due_dates_and_state(written: Written) -> None:
+    text = flat(written.text)
+    for condition in ("Record the buffer declaration", "Convey and record the easement",
+                      "Post the replacement surety"):
+        assert re.search(re.escape(condition) + r".{0,60}2024-07-11 met", text), condition
+    assert "letter of credit of $22,300.00 surety held 2024-06-11" in text
+
+
+def test_the_signature_block_and_appeal_paragraph(written: Written) -> None:
+    text = flat(written.text)
+    assert flat(written.district["decision_appeal_text"]) in text
+    signature = flat(written.district["decision_signatory"])
+    assert re.search(re.escape(signature) + " " + re.escape(written.district["district_name"])
+                     + " Date: _+", text)
+
+
+def test_findings_carry_the_parameter_values_never_their_names(written: Written) -> None:
+    text = flat(written.text)
+    leaked = [n for n in written.parameter_names if "_" in n and n in text]
+    assert not leaked, f"parameter names printed: {leaked}"
+    # the rule's requirements with the values in force (sql/030 defaults)
+    assert "The buffer averages at least 50 ft in width." in text
+    assert "A trail a buffer encloses is no more than 10 ft wide." in text
+    assert "more than 10,000 sq ft of new impervious surface" in text
+    assert "The buffer is at least 25 ft wide at all points." in text
+    assert "rank B/C or higher" in text
+    # the values compared, for the failing buffer checks (cases.toml)
+    assert "Values compared: 47.50 ft found; the rule's limit 50.00 ft." in text
+    assert "Values compared: 12.00 ft found; the rule's limit 10.00 ft." in text
+
+
+def test_every_failing_check_is_a_finding_with_its_paragraph(written: Written) -> None:
+    text = flat(written.text)
+    for failed in CASE["fails"]:
+        paragraph, check = failed.split(" ")
+        whole = re.escape(check).replace("_", r"_ ?")   # a break only after an underscore
+        assert re.search(rf"Rule M {re.escape(paragraph)} · {whole} · does not meet",
+                         text), failed
+
+
+def test_check_codes_are_never_split_mid_word(written: Written) -> None:
+    assert written.check_codes
+    for _, check in written.check_codes:
+        whole = r"_\s*".join(map(re.escape, check.split("_")))
+        assert re.search(whole, written.text), f"{check} split inside a word"
+
+
+def test_the_ledger_explained(written: Written) -> None:
+    text = flat(written.text)
+    balance, impact, credit = (f"{CASE[k]:.4f}" for k in
+                               ("balance_acres", "impact_acres", "credit_acres"))
+    assert f"Balance: {balance} acres, surplus" in text
+    assert f"{credit} − {impact} = {balance} acres" in text   # the entries' effects
+    assert re.search(rf"replacement required 22-31-22-14-0001 {impact} -{impact} 2024-06-11",
+                     text)
+    assert re.search(rf"replacement credit counted 22-31-22-14-0001 {credit} {credit} "
+                     r"2025-07-15 24-004/R-005", text)
+
+
+def test_page_numbers_no_internal_names_a_short_provenance(written: Written) -> None:
+    total = len(written.pages)
+    for i, page in enumerate(written.pages, start=1):
+        assert f"Page {i} of {total}" in page
+    text = written.text
+    assert not re.search(r"\b(pub|core|ops|ledger|checks|web)\.[a-z_]+", text)
+    appendix = text[text.index("Appendix B: data provenance"):]
+    assert appendix.count("\n") < 40, "the provenance appendix is short"
+    assert "demo.gpkg" in appendix
+
+
+def test_as_of_a_date_reads_the_ledger_and_conditions_then(written: Written) -> None:
+    text = flat(written.as_of_text)
+    impact = f"{CASE['impact_acres']:.4f}"
+    assert f"reads the record as of {AS_OF}" in text
+    assert f"Balance: -{impact} acres, deficit" in text   # the credit counts from 2025-07-15
+    assert "Record the buffer declaration declaration 2024-07-11 open" in text
+
+
+def test_a_permit_under_review_has_no_decision_yet(written: Written) -> None:
+    text = flat(written.pending_text)
+    assert "Decision: No decision yet" in text
+    assert "decides nothing" in text
 
 
 def test_an_unknown_permit_is_refused_in_one_line(written: Written, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "nothing"
-    code = cli.main(["--db", written.url, "permit", "report", "99-999", "--out", str(out)])
+    code = cli.main(["--db", written.staff_url, "permit", "report", "99-999", "--out",
+                     str(out)])
     err = capsys.readouterr().err
     assert code == 1
     assert len(err.strip().splitlines()) == 1
@@ -167,16 +262,24 @@ def test_an_unknown_permit_is_refused_in_one_line(written: Written, tmp_path: Pa
     assert not out.exists(), "nothing is written for an unknown permit"
 
 
-def test_the_writer_login_reads_what_the_document_needs(written: Written) -> None:
-    """The command runs as the embedded writer login (rulem_etl) like the other reports: it
-    reads every part, and is told, not refused, where Alembic's table is the owner's."""
-    from rulem_db import db
-    from rulem_db.reports.permit import read_permit
-
-    with db.connect(written.url) as conn:
-        conn.execute(sa.text("SET ROLE rulem_etl"))
-        doc = read_permit(conn, PERMIT)
-    assert doc.checks and doc.parcels and doc.site["parcels"].shape[0]
-    assert {"permit", "parcel", "impact", "wetland"} <= {b["layer"] for b in doc.batches}
-    head = sorted(p.name[:4] for p in (ROOT / "migrations" / "versions").glob("0*.py"))[-1]
-    assert doc.versions["revision"].startswith(f"{head} (this rulem-db's head")
+def test_a_district_edits_its_text_by_a_dated_parameter(written: Written,
+                                                        tmp_path: Path) -> None:
+    """A new row of district_name, effective later, is what the document prints after that
+    date; before it, the old name (the document reads the text in force on its date)."""
+    with sa.create_engine(written.url).begin() as conn:
+        conn.execute(sa.text(
+            "INSERT INTO core.parameter (plan_area_id, name, value_text, effective_on, note) "
+            "SELECT plan_area_id, 'district_name', 'Rice Creek WD (renamed)', DATE '2026-01-01',"
+            " 'test' FROM pub.permit WHERE permit_no = :n"), {"n": PERMIT})
+    try:
+        assert _report(written.staff_url, PERMIT, tmp_path / "now")[0] == 0
+        assert "Rice Creek WD (renamed)" in pdf_text(tmp_path / "now" / f"permit-{PERMIT}.pdf")[0]
+        assert _report(written.staff_url, PERMIT, tmp_path / "then", "--as-of", AS_OF)[0] == 0
+        then = pdf_text(tmp_path / "then" / f"permit-{PERMIT}.pdf")[0]
+        assert written.district["district_name"] in then and "renamed" not in then
+    finally:
+        with sa.create_engine(written.url).begin() as conn:   # the owner may remove it
+            trigger = "TRIGGER parameter_append_only"
+            conn.execute(sa.text(f"ALTER TABLE core.parameter DISABLE {trigger}"))
+            conn.execute(sa.text("DELETE FROM core.parameter WHERE note = 'test'"))
+            conn.execute(sa.text(f"ALTER TABLE core.parameter ENABLE {trigger}"))
