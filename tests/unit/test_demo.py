@@ -24,7 +24,7 @@ from shapely.geometry.base import BaseGeometry
 from shapely.ops import linemerge, unary_union
 
 from demo import generate as demo
-from rulem_db.catalogue.layers import BY_NAME, FUNCTION_RATINGS, LAYERS
+from rulem_db.catalogue.layers import BY_NAME, FUNCTION_RATINGS, LAYERS, load_order
 
 ACRE = demo.ACRE_M2
 FT = demo.FT_M
@@ -227,9 +227,10 @@ def test_manifest_load_order_respects_references(d: Demo) -> None:
     manifest = json.loads(d.files.manifest.read_text())
     assert manifest["plan_area"] == demo.PLAN_NAME and manifest["crs"] == "EPSG:26915"
     order = [e["layer"] for e in manifest["load_order"]]
-    assert order[:11] == ["cwmp_area", "central_wetland_seed", "parcel", "soil",
-                          "heritage_area", "figure5_area", "permit", "delineation", "wetland",
+    assert order[:11] == ["cwmp_area", "central_wetland_seed", "parcel", "heritage_area",
+                          "figure5_area", "soil", "permit", "delineation", "wetland",
                           "functional_assessment", "ditch"]
+    assert order == list(load_order())  # the inbox's order, from the catalogue
     assert sorted(order) == sorted(layer.name for layer in LAYERS)
     for entry in manifest["load_order"]:
         layer = BY_NAME[entry["layer"]]
