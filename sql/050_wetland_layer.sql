@@ -1,4 +1,5 @@
--- 050_wetland_layer: which wetland counts on a date (spec section 3).
+-- 050_wetland_layer: which wetland counts on a date (docs/ledger.md section 1, "Baseline
+-- wetland").
 -- For every approved delineation with approved_on <= p_on, its wetland polygons clipped to the
 -- part of its study area not covered by a later-approved (still <= p_on) study area. Later
 -- means a later approved_on; on the same day, the later-registered delineation wins.

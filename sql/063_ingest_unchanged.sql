@@ -1,4 +1,4 @@
--- 063_ingest_unchanged: a re-delivered layer prepares and merges only what changed (issue 21).
+-- 063_ingest_unchanged: a re-delivered layer prepares and merges only what changed (docs/ingest.md).
 --   A weekly refresh of 100,000 parcels of which 1 % changed was read into staging, validated
 --   (every geometry checked, repaired, tested against the plan boundary) and compared with its
 --   current version in full to write 1,400 rows. Each feature a layer-wide ingest makes current

@@ -97,7 +97,7 @@ COMMENT ON FUNCTION ledger.permit_baseline_on(date, date) IS
 
 -- The visible study areas of a plan area's delineations as of an approval epoch (a date on
 -- which some delineation was approved): each approved delineation's study area minus every
--- study area approved after it by then (spec section 3, supersession; ties in approval date
+-- study area approved after it by then (docs/ledger.md section 1, supersession; ties in approval date
 -- go to the higher delineation id, as in core.wetland_layer). p_delineation_ids NULL: all.
 CREATE OR REPLACE FUNCTION ledger.visible_areas(p_plan_area_id integer, p_epoch date,
                                                 p_delineation_ids bigint[] DEFAULT NULL)

@@ -1,6 +1,6 @@
 """The layer catalogue (rulem_db/catalogue/layers.py) is the one place a layer fact is written.
 
-The acceptance of issue 18: a throw-away layer added to the catalogue, plus the revision
+The acceptance: a throw-away layer added to the catalogue, plus the revision
 Alembic's autogenerate writes for it, gets its table, versioning, pub and history views,
 grants, summary and data dictionary entry, with no SQL file or other module touched.
 """

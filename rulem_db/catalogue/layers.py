@@ -11,8 +11,8 @@ the Layer objects directly. Adding a layer is a Layer below plus an autogenerate
 
 Why a data table and not hand-written classes: every layer shares the same versioning and
 provenance columns, and ingest needs to know each layer's geometry, coded domains and natural
-key without importing the ORM. Attribute columns are listed in the rule's own words; the spec's
-section 2 is the source (`../shared/design/rule-m-spec.md`).
+key without importing the ORM. Attribute columns are listed in the rule's own words
+(docs/rule-m.md names the paragraphs each layer serves).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The layering of the packages holds (issue 18, point 3), checked by import-linter with the
-contracts in pyproject.toml ([tool.importlinter]): rulem_cli on top, then flows and demo
-(apart from each other), then etl, then the core rulem_db.
+"""The layering of the packages holds (docs/design.md, "Layout and imports"), checked by
+import-linter with the contracts in pyproject.toml ([tool.importlinter]): rulem_cli on top, then
+flows and demo (apart from each other), then etl, then the core rulem_db.
 
 Why a test: an import in the wrong direction (the core reaching for the ingest, the ingest for
 the flows) ties the layers together and goes unnoticed until one of them cannot be used
