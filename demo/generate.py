@@ -6,7 +6,8 @@ Why synthetic: the real ACD 53-62 permit files are not public, and a demo must h
 checks distinguish (docs/checks.md) with numbers a person can work out by hand. So the geometry is
 rectangles with straight edges on a round-metre grid, placed in EPSG:26915 inside the real Anoka
 County outline (Lino Lakes area), and every figure in ``cases.toml`` (beside this module; read into
-``DEMO_CASES`` and ``PLAN_FACTS``) follows from those rectangles (1 acre = 4046.8564224 m^2, 1 ft = 0.3048 m).
+``DEMO_CASES`` and ``PLAN_FACTS``) follows from those rectangles (1 acre = 4046.8564224 m^2,
+1 ft = 0.3048 m).
 
 Determinism: the seed varies only attributes that no check reads (MnRAM ratings, recording and
 document numbers, the delineation files' SHA-256). Geometry, dates and every number in
