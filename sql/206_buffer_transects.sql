@@ -22,7 +22,7 @@
 
 -- Every function here runs with jit = off: PostGIS functions carry large planner costs, so a
 -- query of a few hundred transects "costs" enough to be JIT-compiled, which takes seconds and
--- saves nothing (measured: 2.3 s with JIT, 0.03 s without, for 60 transects).
+-- saves nothing (docs/checks.md, "Performance").
 
 -- The transects of one site, from its geometry alone. width_m is the width unrounded, so a
 -- mean of widths is rounded once (6(c) buffer_avg_width, sql/250), not averaged from
