@@ -63,8 +63,8 @@ def test_the_check_recipe_names_its_file_in_the_checks_band() -> None:
     steps = _steps("Adding a check")
     assert steps == ["sql/2NN_check_<what>.sql", "docs/rule-m.md", "docs/checks.md",
                      "demo/generate.py", "demo/cases.toml", "tests/test_checks_<area>.py",
-                     "tests/sql/checks/<name>.sql", "rulem_db/catalogue/layers.py", "sql/285_check_incremental.sql",
-                     "README.md", "CHANGELOG.md"]
+                     "tests/sql/checks/<name>.sql", "rulem_db/catalogue/layers.py",
+                     "sql/285_check_incremental.sql", "README.md", "CHANGELOG.md"]
     for step in steps:  # every file named (placeholders aside) is a file of the repository
         if "<" not in step and "NN" not in step:
             assert (ROOT / step).exists(), step

@@ -1,8 +1,9 @@
 """The demo plan area: deterministic, valid, inside Anoka County, and its stated numbers true.
 
 Every number in ``demo.generate.DEMO_CASES`` is recomputed here from the written files (not from
-the generator's tables), with shapely and the spec's rules, so the ledger and check tests in
-other modules can assert against DEMO_CASES with confidence. No database is needed.
+the generator's tables), with shapely and the rules of docs/ledger.md and docs/checks.md, so the
+ledger and check tests in other modules can assert against DEMO_CASES with confidence. No
+database is needed.
 """
 
 from __future__ import annotations
@@ -346,7 +347,8 @@ def _permit_row(d: Demo, permit: str) -> dict[str, str]:
 
 
 def _baseline_on(row: dict[str, str]) -> str:
-    """The spec's baseline date: baseline_on, else the decision date, else today."""
+    """The baseline date (docs/ledger.md section 1): baseline_on, else the decision date, else
+    today."""
     return row["baseline_on"] or row["decided_on"] or dt.date.today().isoformat()
 
 
