@@ -133,6 +133,10 @@ class Layer:
     outside_plan_area: str | None = None
     # Where a map shows the layer: (legend group, position in it, 1 = drawn on top).
     legend: tuple[str, int] | None = None
+    # In the QGIS project (qgis/build_project.py) but unchecked until a user turns it on: a
+    # layer that covers the map and hides what is drawn under it (soil, land cover,
+    # delineations' study areas).
+    legend_unchecked: bool = False
     # What staff and BI tools look features up by without naming the plan area, each indexed:
     # (index name suffix, column or SQL expression), e.g. a parcel by its PIN.
     lookup: tuple[tuple[str, str], ...] = ()
@@ -235,6 +239,7 @@ LAYERS: tuple[Layer, ...] = (
             ("rejected_has_date", "status <> 'rejected' OR rejected_on IS NOT NULL"),
         ),
         ingest_scope="none", outside_plan_area="warning", legend=("Wetlands", 3),
+        legend_unchecked=True,
         # recheck: 3(e) on the parcels, 2(a) under impacts, 7(b) and 7(g) under structures
         ledger_input="place", recheck=Recheck(site=True, features=("impact", "structure")),
     ),
@@ -322,7 +327,7 @@ LAYERS: tuple[Layer, ...] = (
             Col("high_groundwater", "bool", "High groundwater table (5(c)(iii)).", True),
             Col("contaminated", "bool", "Soil contamination of particular concern.", True),
         ),
-        outside_plan_area="warning", legend=("Plan and parcels", 5),
+        outside_plan_area="warning", legend=("Plan and parcels", 5), legend_unchecked=True,
         # recheck: 5(c): land cover and BMPs
         recheck=Recheck(features=("*",)),
     ),
@@ -529,7 +534,7 @@ LAYERS: tuple[Layer, ...] = (
                 references="core.tr55_cover.cover_class"),
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
-        legend=("Permits: site and stormwater", 6),
+        legend=("Permits: site and stormwater", 6), legend_unchecked=True,
         recheck=OWN_PERMIT_ONLY,
     ),
     Layer(

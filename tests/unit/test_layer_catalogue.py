@@ -102,3 +102,12 @@ def test_the_load_order_is_the_demos_former_order_with_unrelated_layers_in_catal
         for col in la.columns:
             if col.ref_layer and col.ref_layer != la.name:
                 assert order.index(col.ref_layer) < order.index(la.name), (la.name, col.name)
+
+
+def test_the_qgis_projects_unchecked_layers_are_what_build_project_listed() -> None:
+    """qgis/build_project.py kept HIDDEN = {"soil", "land_cover", "delineation", "plan_balance"}
+    by hand; the layers among them are the catalogue's legend_unchecked now (plan_balance is a
+    view, not a layer, and stays named in the builder)."""
+    assert {la.name for la in LAYERS if la.legend_unchecked} == {"soil", "land_cover",
+                                                                "delineation"}
+    assert all(la.legend for la in LAYERS if la.legend_unchecked)  # unchecked: still drawn
