@@ -499,8 +499,8 @@ BEGIN
     ELSE
       tol := core.param_num(pa, 'area_tolerance_m2');
       -- ST_Covers(boundary, feature), not ST_CoveredBy(feature, boundary): GEOS prepares the
-      -- first argument when it repeats; against Anoka County's 1,098-vertex boundary 100,000
-      -- parcels took 13.5 s with ST_CoveredBy, 0.33 s with ST_Covers. The features it covers
+      -- first argument when it repeats (docs/ingest.md, "The plan boundary check", has the
+      -- measurement on Anoka County's boundary). The features it covers
       -- (nearly all) are set aside first (OFFSET 0 keeps the planner from testing
       -- ST_Intersects on every row before it).
       EXECUTE format(

@@ -724,8 +724,8 @@ COMMENT ON FUNCTION ledger.queue_retention() IS
 CREATE OR REPLACE FUNCTION ledger.purge_processed_queue() RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  -- once: ledger.queue_retention() in the WHERE clause ran once per queue row (60 ms per
-  -- recompute on a county, most of a one-change recompute)
+  -- once: ledger.queue_retention() in the WHERE clause ran once per queue row, most of a
+  -- one-change recompute (docs/ledger.md section 7)
   cutoff timestamptz := now() - ledger.queue_retention();
   n integer;
 BEGIN
