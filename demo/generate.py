@@ -2,12 +2,12 @@
 built to exercise one case of the ledger and the checks; together they fail every check of the
 catalogue (``checks.rule_check``) at least once, and three of them pass every check.
 
-Why synthetic: the real ACD 53-62 permit files are not public, and a demo must hold every case
-the spec's checks distinguish (section 5 of ``../shared/design/rule-m-spec.md``) with numbers a
-person can work out by hand. So the geometry is rectangles with straight edges on a round-metre
-grid, placed in EPSG:26915 inside the real Anoka County outline (Lino Lakes area), and every
-figure in ``cases.toml`` (beside this module; read into ``DEMO_CASES`` and ``PLAN_FACTS``)
-follows from those rectangles (1 acre = 4046.8564224 m^2, 1 ft = 0.3048 m).
+Why synthetic: the real ACD 53-62 permit files are not public, and a demo must hold every case the
+checks distinguish (docs/checks.md) with numbers a person can work out by hand. So the geometry is
+rectangles with straight edges on a round-metre grid, placed in EPSG:26915 inside the real Anoka
+County outline (Lino Lakes area), and every figure in ``cases.toml`` (beside this module; read into
+``DEMO_CASES`` and ``PLAN_FACTS``) follows from those rectangles (1 acre = 4046.8564224 m^2,
+1 ft = 0.3048 m).
 
 Determinism: the seed varies only attributes that no check reads (MnRAM ratings, recording and
 document numbers, the delineation files' SHA-256). Geometry, dates and every number in
@@ -196,7 +196,7 @@ from shapely.geometry import LineString, MultiLineString, MultiPolygon, Point, P
 from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
 
-from rulem_db.catalogue.layers import BY_NAME, LAYERS, Col, Layer
+from rulem_db.catalogue.layers import BY_NAME, LAYERS, Col, Layer, load_order
 
 SRID = 26915
 CRS = f"EPSG:{SRID}"
@@ -211,15 +211,9 @@ FT_M = 0.3048
 SQFT_PER_M2 = 1 / FT_M**2
 GPKG_NAME = "demo.gpkg"
 
-# Load order: every layer after the layers it references (manifest.json repeats it).
-LOAD_ORDER: tuple[str, ...] = (
-    "cwmp_area", "central_wetland_seed", "parcel", "soil", "heritage_area", "figure5_area",
-    "permit", "delineation", "wetland", "functional_assessment", "ditch", "impact",
-    "replacement", "credit_transfer", "buffer", "trail", "buffer_marker", "easement",
-    "declaration", "impervious", "grading", "structure", "land_cover", "subwatershed", "bmp",
-    "hydroperiod", "species_record", "replacement_monitoring", "financial_assurance",
-    "permit_condition", "permit_record",
-)
+# Load order: every layer after the layers it references, as the inbox ingests a night's files
+# (the catalogue's load_order(); manifest.json repeats it).
+LOAD_ORDER: tuple[str, ...] = load_order()
 
 # TR-55 Table 2-2a rows the demo's land_cover uses; core.tr55_cover must hold these codes.
 # Curve numbers for hydrologic soil groups A, B, C, D.

@@ -129,7 +129,8 @@ class _Ingest:
         self.delineation_no, self.plan_area, self.progress = delineation, plan_area, progress
         self.layer = layer_of(layer)
         self.file = path.name
-        # `ingest delineation FILE`: FILE holds one delineation's wetlands (spec section 3).
+        # `ingest delineation FILE`: FILE holds one delineation's wetlands (docs/ingest.md,
+        # "Delineations").
         self.mode = "delineation" if self.layer.name == "delineation" and not records else "layer"
         self.target = BY_NAME["wetland"] if self.mode == "delineation" else self.layer
         self._check_options()

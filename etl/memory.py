@@ -1,11 +1,11 @@
 """Give memory freed by a finished batch back to the operating system.
 
 Why: the reader thread (etl.reading.ahead) and the COPY allocate each batch's buffers (Arrow
-arrays, shapely geometries, the CSV text) in different threads, so glibc serves them from
-different malloc arenas, and freed space fragments instead of being reused: the peak RSS of an
-ingest of 1,000,000 polygons grew to 1.24-1.26 times that of 100,000 (issue 9 asks for flat
-memory). `malloc_trim` returns the arenas' free pages after each batch; it costs well under a
-millisecond per 25,000-feature batch.
+arrays, shapely geometries, the CSV text) in different threads, so glibc serves them from different
+malloc arenas, and freed space fragments instead of being reused: the peak RSS of an ingest of
+1,000,000 polygons grew to 1.24-1.26 times that of 100,000, where memory should stay flat
+(docs/scaling.md). `malloc_trim` returns the arenas' free pages after each batch; it costs well
+under a millisecond per 25,000-feature batch.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A re-delivered layer-wide file: which of its rows were delivered exactly as before, decided
-in the reader so that they never reach the database (issue 21).
+in the reader so that they never reach the database (docs/ingest.md).
 
 Why: staging every row of a weekly parcel refresh (100,000 rows, 1 % changed) to compare it in
 SQL cost more than ogr2ogr's whole reload of the file. Before reading, the digests of the rows

@@ -1,4 +1,4 @@
-"""The digest of a delivered row, made in the reader (issue 21): MD5 of the row's geometry as
+"""The digest of a delivered row, made in the reader (docs/ingest.md): MD5 of the row's geometry as
 WKB and its fields as the text staging COPYs, so a re-delivery can tell the rows delivered
 exactly as before without sending them to the database.
 

@@ -1,5 +1,5 @@
 """The inbox ingest as a deployment of a Prefect process work pool, so that several workers load
-deliveries of several plan areas at once (issue 21, point 5).
+deliveries of several plan areas at once (docs/operations.md, section 6).
 
 Why a work pool beside the served nightly: `rulem-db schedule` serves the nightly in its own
 process, one run at a time, which suits one reconciliation per plan area per night. Ingests of

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rulem_db.catalogue.layers import BY_NAME, LAYERS
+from rulem_db.catalogue import layers
+from rulem_db.catalogue.layers import BY_NAME
 
 SIDECAR_SUFFIX = ".ingest.json"
 SIDECAR_KEYS = ("layer", "crs", "mapping", "permit", "study_area", "skip_bad_features",
@@ -64,18 +65,10 @@ class InboxItem:
 
 def load_order() -> tuple[str, ...]:
     """Layers ordered so that each comes after the layers it references (permits before
-    impacts, delineations before wetlands), ties in catalogue order."""
-    deps = {layer.name: {c.ref_layer for c in layer.columns if c.ref_layer} - {layer.name}
-            for layer in LAYERS}
-    order: list[str] = []
-    pending = [layer.name for layer in LAYERS]
-    while pending:
-        ready = [n for n in pending if deps[n] <= set(order)]
-        if not ready:  # a reference cycle: keep catalogue order for the rest
-            ready = pending[:1]
-        order.append(ready[0])
-        pending.remove(ready[0])
-    return tuple(order)
+    impacts, delineations before wetlands), ties in catalogue order: the catalogue's
+    load_order(), read at call time so a layer added to the catalogue is ingested in its
+    place."""
+    return layers.load_order()
 
 
 def layer_of_folder(name: str) -> str | None:

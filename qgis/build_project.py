@@ -60,7 +60,9 @@ def _groups() -> tuple[tuple[str, tuple[str, ...]], ...]:
 GROUPS = _groups()
 OTHER_GROUP = "Other layers"
 TABLE_GROUP = "Tables (no geometry)"
-HIDDEN = {"soil", "land_cover", "delineation", "plan_balance"}  # in the project, unchecked
+# In the project but unchecked: the catalogue's Layer.legend_unchecked, and the plan balance
+# (a view colouring every parcel, under the parcel balances).
+HIDDEN = {layer.name for layer in LAYERS if layer.legend_unchecked} | {"plan_balance"}
 # Every layer's abstract ends with where editing happens.
 EDIT_NOTE = ("Read-only here: editing goes through the edit project qgis/rulem-db-edit.qgs "
              "(schema edit, as a member of rulem_editor).")

@@ -16,12 +16,6 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 
-class UserError(Exception):
-    """A problem the user can fix (bad input, missing file, locked resource): no traceback."""
-
-    exit_code = EXIT_ERROR
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rulem-db",

@@ -22,7 +22,7 @@ END $$;
 COMMENT ON FUNCTION ops.refuse_change() IS
   'Trigger: refuses UPDATE, DELETE and TRUNCATE on append-only tables.';
 
--- Acres from square metres of the working CRS (1 acre = 4046.8564224 m^2, spec section 1).
+-- Acres from square metres of the working CRS (1 acre = 4046.8564224 m^2, the international acre).
 CREATE OR REPLACE FUNCTION core.acres(g geometry) RETURNS numeric
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
 $$ SELECT (ST_Area(g) / 4046.8564224)::numeric $$;

@@ -222,9 +222,9 @@ COMMENT ON FUNCTION core.reference_columns(text) IS
 -- once (reporting one of its versions), the audit every stored row. p_probe: each row (or
 -- value) looks its reference up by index, one probe each, instead of a join the planner may
 -- make a hash of the whole registry: a statement that writes a few rows (a re-delivery's
--- 1,400 of 100,000 parcels) then costs what it writes, not what the layer holds (the hash
--- joins cost 0.18 s per statement on 100,000 parcels; right after a bulk load the planner
--- still sees the layer as it was, so it cannot be left to choose).
+-- 1,400 of 100,000 parcels) then costs what it writes, not what the layer holds (docs/ingest.md,
+-- "Against the DBA's route, and a re-delivery"; right after a bulk load the planner still
+-- sees the layer as it was, so it cannot be left to choose).
 DROP FUNCTION IF EXISTS core.reference_check_sql(text, text);
 DROP FUNCTION IF EXISTS core.reference_check_sql(text, text, boolean);
 CREATE OR REPLACE FUNCTION core.reference_check_sql(p_table text, p_rows text,

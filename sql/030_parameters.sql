@@ -1,4 +1,5 @@
--- 030_parameters: plan areas and their rule parameters (spec section 6).
+-- 030_parameters: plan areas and their rule parameters (docs/design.md, "Plan areas and
+-- parameters"; each parameter's paragraph in docs/rule-m.md).
 -- A parameter change is a new row with a later effective_on; rows are never updated.
 
 DROP TRIGGER IF EXISTS parameter_append_only ON core.parameter;

@@ -1,4 +1,5 @@
--- 050_wetland_layer: which wetland counts on a date (spec section 3).
+-- 050_wetland_layer: which wetland counts on a date (docs/ledger.md section 1, "Baseline
+-- wetland").
 -- For every approved delineation with approved_on <= p_on, its wetland polygons clipped to the
 -- part of its study area not covered by a later-approved (still <= p_on) study area. Later
 -- means a later approved_on; on the same day, the later-registered delineation wins.
@@ -50,8 +51,8 @@ COMMENT ON FUNCTION core.wetland_layer(integer, date) IS
 -- only the current wetlands whose own box meets p_window (through the GiST index) are clipped,
 -- and only their delineations' visible areas computed. Clipping only shrinks a wetland, so a
 -- wetland whose box misses the window cannot meet it after clipping; callers test the clipped
--- geometry themselves. The full layer (above) evaluated per permit cost 4.8 s per permit on a
--- county-sized plan area (docs/scaling.md); this reads the few wetlands around the permit.
+-- geometry themselves. The full layer (above) evaluated per permit grew with the plan area
+-- (docs/scaling.md, "What limits it"); this reads the few wetlands around the permit.
 CREATE OR REPLACE FUNCTION core.wetland_layer_near(p_plan_area_id integer, p_on date,
                                                    p_window geometry)
 RETURNS TABLE (

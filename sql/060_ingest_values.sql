@@ -1,4 +1,4 @@
--- 060_ingest_values: the per-value building blocks of ingest (spec sections 1 and 2).
+-- 060_ingest_values: the per-value building blocks of ingest (docs/ingest.md).
 -- Parsers turn a delivered text into a typed value or NULL, never an exception, so that one
 -- set-based pass over a staged file can find every bad value at once and name each one.
 -- The geometry pipeline takes a delivered geometry to the working CRS and the layer's type,

@@ -499,8 +499,8 @@ BEGIN
     ELSE
       tol := core.param_num(pa, 'area_tolerance_m2');
       -- ST_Covers(boundary, feature), not ST_CoveredBy(feature, boundary): GEOS prepares the
-      -- first argument when it repeats; against Anoka County's 1,098-vertex boundary 100,000
-      -- parcels took 13.5 s with ST_CoveredBy, 0.33 s with ST_Covers. The features it covers
+      -- first argument when it repeats (docs/ingest.md, "The plan boundary check", has the
+      -- measurement on Anoka County's boundary). The features it covers
       -- (nearly all) are set aside first (OFFSET 0 keeps the planner from testing
       -- ST_Intersects on every row before it).
       EXECUTE format(
@@ -612,8 +612,8 @@ BEGIN
   END IF;
 
   -- The file's scope, and whether it holds any current feature before the merge: a first load
-  -- (none) has nothing to close, so it skips the anti-join over every feature (0.4-0.5 s per
-  -- 100,000 features).
+  -- (none) has nothing to close, so it skips the anti-join over every feature
+  -- (docs/ingest.md, "Where each guarantee lives, and what it costs").
   scope_sql := CASE scope
     WHEN 'layer' THEN 'true'
     WHEN 'owner' THEN format(
@@ -675,10 +675,10 @@ BEGIN
                  'count(*) FILTER (WHERE _cur IS NOT NULL AND NOT _changed) FROM %s', good)
     INTO n_keys, n_to_change, n_to_insert, n_same;
 
-  -- Register the new keys. No ON CONFLICT (its speculative insertion cost 0.5 s per 100,000
-  -- keys): the keys are known to be new, and the layer's ingests are serialised by their
-  -- advisory lock; a user registering the same key at the same moment makes this ingest fail
-  -- whole (unique violation), to be run again.
+  -- Register the new keys. No ON CONFLICT (its speculative insertion is costly: docs/ingest.md,
+  -- "Where each guarantee lives, and what it costs"): the keys are known to be new, and the
+  -- layer's ingests are serialised by their advisory lock; a user registering the same key at
+  -- the same moment makes this ingest fail whole (unique violation), to be run again.
   IF n_keys > 0 THEN
     EXECUTE format(
       'INSERT INTO core.feature (feature_id, layer, plan_area_id, feature_key) '
@@ -691,7 +691,7 @@ BEGIN
   -- the closed version's. The rows stored are those an UPDATE of the content makes through
   -- the versioning trigger (sql/010), which opens each new version with an INSERT of its own:
   -- one statement, and one run of the layer's statement triggers, per changed feature
-  -- (0.25-0.3 s for a re-delivery's 1,000 changed parcels).
+  -- (docs/ingest.md, "Where each guarantee lives, and what it costs").
   IF n_to_change > 0 THEN
     SELECT coalesce(array_agg(a.attname::text ORDER BY a.attnum), '{}') INTO carried
     FROM pg_attribute a

@@ -1,4 +1,4 @@
--- 062_ingest_delineation: `rulem-db ingest delineation FILE` (spec section 3): one delivered
+-- 062_ingest_delineation: `rulem-db ingest delineation FILE` (docs/ingest.md, "Delineations"): one delivered
 -- file of wetland polygons becomes one delineation record, status submitted, with its
 -- wetlands and its study area.
 --   * The number is the one given, or the next free D-<year>-<nn> (the form the District uses).

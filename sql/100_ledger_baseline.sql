@@ -97,7 +97,7 @@ COMMENT ON FUNCTION ledger.permit_baseline_on(date, date) IS
 
 -- The visible study areas of a plan area's delineations as of an approval epoch (a date on
 -- which some delineation was approved): each approved delineation's study area minus every
--- study area approved after it by then (spec section 3, supersession; ties in approval date
+-- study area approved after it by then (docs/ledger.md section 1, supersession; ties in approval date
 -- go to the higher delineation id, as in core.wetland_layer). p_delineation_ids NULL: all.
 CREATE OR REPLACE FUNCTION ledger.visible_areas(p_plan_area_id integer, p_epoch date,
                                                 p_delineation_ids bigint[] DEFAULT NULL)
@@ -124,8 +124,8 @@ COMMENT ON FUNCTION ledger.visible_areas(integer, date, bigint[]) IS
 
 -- The visible areas as of the latest approval are stored (ledger.visible_area, revision 0013)
 -- with the version ids of the delineations they came from (ledger.visible_epoch.inputs), so
--- that a recompute's chunks read them instead of computing them twice each (23 ms for a
--- county's 130 delineations). ledger.baseline_pieces reads them only while those version ids
+-- that a recompute's chunks read them instead of computing them twice each (docs/ledger.md
+-- section 7). ledger.baseline_pieces reads them only while those version ids
 -- are exactly the plan area's approved current delineations, in the same snapshot, so a stale
 -- row is never used; ledger.start_run refreshes them when stale.
 CREATE OR REPLACE FUNCTION ledger.visible_inputs(p_plan_area_id integer)

@@ -1,4 +1,4 @@
--- 110_ledger_impact: the impact permits record (spec section 4, Rule M 7(b); docs/ledger.md
+-- 110_ledger_impact: the impact permits record (Rule M 7(b); docs/ledger.md
 -- section 1, decisions 18 and 25): every acre of wetland lost is charged once, whoever loses it.
 -- Impact acres = area(disturbance ∩ wetland) x factor: 1 for fill, excavate and drain_full,
 -- partial_drain_factor for drain_partial.

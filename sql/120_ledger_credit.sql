@@ -1,5 +1,5 @@
 -- 120_ledger_credit: the replacement credit owners (permits, or District projects with no
--- permit) earn (spec section 4, Rule M 7(b), 7(c)(ii), (iv), (v), (vi)-(vii)), dated per
+-- permit) earn (docs/ledger.md section 1, Rule M 7(b), 7(c)(ii), (iv), (v), (vi)-(vii)), dated per
 -- feature (docs/ledger.md sections 1 and 4a, decisions 19 and 26).
 -- Credit = area(union of the owner's wetland-component replacement features
 --               − baseline wetland (the wetland layer as of the baseline date)

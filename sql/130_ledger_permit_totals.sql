@@ -1,5 +1,5 @@
 -- 130_ledger_permit_totals: what an owner (a permit, or a District project without a permit)
--- owes and earns, straight from the inputs (spec section 4), the credit transfers that stand,
+-- owes and earns, straight from the inputs (docs/ledger.md section 1), the credit transfers that stand,
 -- and the refusal of a transfer its giver cannot back.
 --   required = impact acres x replacement_ratio
 --   credit   = replacement credit at counted_credit_status or a later status, in parts dated

@@ -1,5 +1,5 @@
--- 140_ledger_allocation: how an owner's acres fall on parcels (spec section 4, "1:1 replacement
--- balance per parcel").
+-- 140_ledger_allocation: how an owner's acres fall on parcels (docs/ledger.md section 2, the
+-- 1:1 replacement balance per parcel).
 --   * A permit's required acres fall on each current parcel in proportion to the impact acres
 --     inside it; its credit (own, and transfers in and out) is shared in the same proportion.
 --   * An owner with no impact leaves each credit measure on the parcels that host that credit,

@@ -6,7 +6,7 @@
 -- they differ, posts a reversal of the open entry (negated acres) and a new entry, both
 -- tagged with the run, the reason and the input versions. Equal lines post nothing, so a
 -- second recompute posts nothing.
--- Published acres (spec section 4, docs/ledger.md section 4): each new entry also carries the
+-- Published acres (docs/ledger.md section 4): each new entry also carries the
 -- 4-decimal figure published for its line. An owner's lines of one measure and date (one per
 -- parcel, plus the line on no parcel) share the units the date adds to the owner's figure
 -- rounded to 4 decimals (its cumulative figure by that date rounded, less the one by the date

@@ -1,6 +1,8 @@
 -- 170_ledger_queue: what changed, and the recompute that drains it.
 -- Statement-level triggers on every input layer put the owners (permits, District projects)
--- whose figures a change can move into ledger.change_queue, with the reason in words:
+-- whose figures a change can move into ledger.change_queue, with the reason in words (the
+-- layers of each kind are the catalogue's: ops.layer.ledger_input, from
+-- rulem_db/catalogue/layers.py; disturbance, replacement, place, permit, transfer, plan):
 --   impact, replacement,         the feature's permit (or District project); an impact,
 --   structure, bmp, grading      structure, BMP or grading also every other permit whose
 --                                disturbance meets it (ground is charged once, to the
@@ -381,19 +383,24 @@ END $$;
 COMMENT ON FUNCTION ledger.queue_plan_change() IS
   'Trigger (cwmp_area, parameter): queues every owner of the plan area.';
 
+-- Which trigger each layer gets is the catalogue's ops.layer.ledger_input (Layer.ledger_input
+-- in rulem_db/catalogue/layers.py); core.parameter, not a layer, moves every figure too.
 DO $$
 DECLARE
   t record;
 BEGIN
-  FOR t IN SELECT * FROM (VALUES
-      ('impact', 'queue_owned_change'), ('replacement', 'queue_owned_change'),
-      ('structure', 'queue_owned_change'), ('bmp', 'queue_owned_change'),
-      ('grading', 'queue_owned_change'),
-      ('wetland', 'queue_spatial_change'), ('delineation', 'queue_spatial_change'),
-      ('buffer', 'queue_spatial_change'), ('heritage_area', 'queue_spatial_change'),
-      ('parcel', 'queue_spatial_change'), ('permit', 'queue_permit_change'),
-      ('credit_transfer', 'queue_transfer_change'), ('cwmp_area', 'queue_plan_change'),
-      ('parameter', 'queue_plan_change')) AS v(layer, fn)
+  FOR t IN
+    SELECT l.layer, CASE l.ledger_input
+                      WHEN 'disturbance' THEN 'queue_owned_change'
+                      WHEN 'replacement' THEN 'queue_owned_change'
+                      WHEN 'place' THEN 'queue_spatial_change'
+                      WHEN 'permit' THEN 'queue_permit_change'
+                      WHEN 'transfer' THEN 'queue_transfer_change'
+                      WHEN 'plan' THEN 'queue_plan_change' END AS fn
+    FROM ops.layer l WHERE l.ledger_input IS NOT NULL
+    UNION ALL
+    SELECT 'parameter', 'queue_plan_change'
+    ORDER BY 1
   LOOP
     EXECUTE format('DROP TRIGGER IF EXISTS ledger_queue_insert ON core.%I', t.layer);
     EXECUTE format('CREATE TRIGGER ledger_queue_insert AFTER INSERT ON core.%I '
@@ -419,7 +426,8 @@ DO $$
 DECLARE
   t text;
 BEGIN
-  FOREACH t IN ARRAY ARRAY['impact', 'structure', 'bmp', 'grading'] LOOP
+  FOR t IN SELECT l.layer FROM ops.layer l WHERE l.ledger_input = 'disturbance' ORDER BY 1
+  LOOP
     EXECUTE format('DROP TRIGGER IF EXISTS ledger_queue_charge_insert ON core.%I', t);
     EXECUTE format('CREATE TRIGGER ledger_queue_charge_insert AFTER INSERT ON core.%I '
                    'REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT '
@@ -716,8 +724,8 @@ COMMENT ON FUNCTION ledger.queue_retention() IS
 CREATE OR REPLACE FUNCTION ledger.purge_processed_queue() RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  -- once: ledger.queue_retention() in the WHERE clause ran once per queue row (60 ms per
-  -- recompute on a county, most of a one-change recompute)
+  -- once: ledger.queue_retention() in the WHERE clause ran once per queue row, most of a
+  -- one-change recompute (docs/ledger.md section 7)
   cutoff timestamptz := now() - ledger.queue_retention();
   n integer;
 BEGIN

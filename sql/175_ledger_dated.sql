@@ -1,5 +1,5 @@
 -- 175_ledger_dated: what the passing of days changes, without any stored data changing.
--- An undecided permit is measured as of today (its baseline date, spec section 3), and so is
+-- An undecided permit is measured as of today (its baseline date, docs/ledger.md section 1), and so is
 -- a District project without a status date. Their figures can move overnight with no row
 -- written: a delineation approved with a date after the last recompute becomes part of
 -- today's wetland layer, a parameter row takes effect on its date. The triggers of

@@ -1,4 +1,4 @@
--- 176_ledger_closed: closed years (spec section 4, "Closed periods"; docs/ledger.md 4b).
+-- 176_ledger_closed: closed years (docs/ledger.md 4b).
 -- Once a year's statement is issued (ledger.statement_issue, revision 0035; sql/311 issues
 -- it), the figures as of any date in that year never change. The book is bitemporal already:
 -- an issued year is read as recorded at its issue moment. A year before the first issued one

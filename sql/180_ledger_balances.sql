@@ -1,4 +1,4 @@
--- 180_ledger_balances: balances are views over the entries (spec sections 4 and 8).
+-- 180_ledger_balances: balances are views over the entries (docs/ledger.md section 4).
 --   credit_acres  = credit + transfer_in − transfer_out (counted credit, net of transfers)
 --   balance_acres = credit_acres − required_acres
 --   status        = none (nothing required, nothing counted), deficit, balanced or surplus,

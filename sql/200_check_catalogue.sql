@@ -1,5 +1,5 @@
 -- 200_check_catalogue: the row type every check function returns, and how a check registers
--- itself in the catalogue checks.rule_check (spec section 5: the checks by paragraph and code).
+-- itself in the catalogue checks.rule_check (docs/checks.md: the checks by paragraph and code).
 -- Idempotent: the type is re-created (with the functions of the files after this one, which
 -- are re-applied with it).
 --

@@ -3,7 +3,7 @@
 -- behind. Idempotent.
 
 -- Permits the checks look at: current versions, not denied or withdrawn. The baseline date is
--- the spec's (section 3): baseline_on, else the decision date, else today; parameters and the
+-- the ledger's (docs/ledger.md section 1): baseline_on, else the decision date, else today; parameters and the
 -- wetland layer are read as of that date. Parcels are the current parcels whose normalized PIN
 -- the permit lists.
 CREATE OR REPLACE VIEW checks.permit_site AS
@@ -74,7 +74,7 @@ LANGUAGE sql STABLE AS $$
     AND (p_near IS NULL OR r.geom && p_near)
 $$;
 
--- Central contiguous wetland (6(a), spec section 3): post-project wetland connected to the
+-- Central contiguous wetland (6(a); docs/checks.md, "Buffers in detail"): post-project wetland connected to the
 -- central wetland seed by touching, or through ditch lines touching both (ditch networks
 -- included). One density clustering at distance 0 over wetland, ditches and seed: a wetland
 -- is central when its cluster holds the seed. Ditches of any status count: an abandoned ditch

@@ -1,11 +1,12 @@
--- 206_buffer_transects: buffer width on transects (6(c), spec section 5). Idempotent.
+-- 206_buffer_transects: buffer width on transects (6(c); docs/checks.md, "Buffers in detail").
+-- Idempotent.
 --
 -- Along each protected edge line of length L, n = ceil(L / transect_spacing_ft) stations sit
 -- at the middles of n equal steps (so the steps are at most the spacing, no station falls on
 -- an end where the normal is undefined, and the plain mean of the widths is the
 -- length-weighted mean). At each station the transect runs along the outward normal (the side
 -- away from the wetland). Its width is the length of its intersection with the effective
--- buffer (buffer - trails - wetland) out to the buffer's outer edge (spec section 5, 6(c)):
+-- buffer (buffer - trails - wetland) out to the buffer's outer edge (6(c); docs/checks.md):
 --   * the outer edge is where the transect leaves the buffer extent (buffer + trails -
 --     wetland, checks.buffer_extent) for the first time, counting from the protected edge:
 --     pieces of the extent along the transect chain on as long as each starts within
@@ -21,7 +22,7 @@
 
 -- Every function here runs with jit = off: PostGIS functions carry large planner costs, so a
 -- query of a few hundred transects "costs" enough to be JIT-compiled, which takes seconds and
--- saves nothing (measured: 2.3 s with JIT, 0.03 s without, for 60 transects).
+-- saves nothing (docs/checks.md, "Performance").
 
 -- The transects of one site, from its geometry alone. width_m is the width unrounded, so a
 -- mean of widths is rounded once (6(c) buffer_avg_width, sql/250), not averaged from

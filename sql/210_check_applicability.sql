@@ -35,7 +35,7 @@ LANGUAGE sql STABLE AS $$
     -- the disturbed part of the baseline wetland, from the ledger's wetland pieces near the
     -- footprint (sql/100, 105): the same area as the whole layer's (the pieces of a wetland
     -- union to it), read through an index instead of clipping every wetland of the plan area
-    -- (4.8 s per permit on a county-sized plan area, now about 1 ms)
+    -- (docs/scaling.md, "What limits it": the whole layer per permit grew with the plan area)
     SELECT p_wetland AS geom WHERE p_wetland IS NOT NULL
     UNION ALL
     SELECT ST_Union(ledger.meet(w.geom, p_disturbance))

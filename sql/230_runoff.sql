@@ -2,7 +2,7 @@
 
 -- TR-55 (NRCS 1986) equations 2-3 and 2-4: Q = (P - 0.2S)^2 / (P + 0.8S), S = 1000/CN - 10,
 -- and Q = 0 while P <= 0.2S (all rain is initial abstraction). Inches in, inches out, in
--- numeric so that the oracles of the spec hold to the digit.
+-- numeric so that the hand-worked figures (tests/sql/checks/runoff_depth.sql) hold to the digit.
 CREATE OR REPLACE FUNCTION pub.runoff_depth_in(p_in numeric, cn numeric)
 RETURNS numeric LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
 DECLARE

@@ -5,7 +5,7 @@
 -- 8420.0230 and 8420.0500 through 8420.0630." 7(d): "The provisions of the Wetland
 -- Conservation Act ... and its implementing rules ... shall apply under this Rule except where
 -- inconsistent with this Rule or CWMP". The rule counts replacement toward 7(b) once it is
--- implemented, and the ledger counts it at counted_credit_status (spec section 4; certified);
+-- implemented, and the ledger counts it at counted_credit_status (docs/ledger.md section 1; certified);
 -- the WCA rules it incorporates follow a replacement through monitoring years against
 -- performance standards before credit is final. The rule names no date logic; this check's
 -- reading (docs/checks.md, "Certification and monitoring"):

@@ -108,8 +108,8 @@ BEGIN
   -- Changes that can move any permit's result.
   v_global := ARRAY(
     SELECT x FROM unnest(v_tables) x
-    WHERE x IN ('core.cwmp_area', 'core.central_wetland_seed', 'core.figure5_area',
-                'core.parameter', 'core.susceptibility_limit', 'core.heritage_rank',
+    WHERE x = ANY (checks.recheck_everything())
+       OR x IN ('core.parameter', 'core.susceptibility_limit', 'core.heritage_rank',
                 'core.tr55_cover', 'core.plan_area', 'checks.rule_check')
        OR (x LIKE 'core.%' AND x <> 'core.feature'
            AND to_regclass(x) IS NOT NULL
@@ -259,7 +259,9 @@ COMMENT ON FUNCTION checks.changes_since(integer, timestamptz, date, date) IS
 DROP FUNCTION IF EXISTS checks.permit_reach(integer);  -- now checks.recheck_near_changes
 
 -- Which places of a permit a changed feature of each layer can reach, read from what the
--- checks compare it with (docs/checks.md, "Incremental runs"):
+-- checks compare it with (docs/checks.md, "Incremental runs"), as the layer catalogue says
+-- (ops.layer.recheck, from Layer.recheck in rulem_db/catalogue/layers.py, where each layer's
+-- reason is written):
 --   site_widen  the permit's site: the box of its parcels widened by this much (m); every
 --               window of the buffer checks, the easement and the site's wetland is the
 --               parcels widened by checks.reach_m(); NULL: not the site;
@@ -268,34 +270,44 @@ DROP FUNCTION IF EXISTS checks.permit_reach(integer);  -- now checks.recheck_nea
 -- A layer not listed reaches the site and every own feature widened by
 -- checks.recheck_reach_m(), well beyond any distance a check measures. Listed with neither:
 -- features only their own permit's checks read (the owner is rechecked for them anyway).
+-- Layers whose change makes a full run ({"everything": true}) are not listed.
+-- Written out from ops.layer when this file is applied (every file is applied again when a row
+-- of ops.layer changes), so the run reads no catalogue table and the writer needs no right on
+-- it.
+DO $do$
+DECLARE
+  v_rows text;
+  v_everything text;
+BEGIN
+  SELECT string_agg(format('(%L, %s, %L::text[], %s)', l.layer,
+                           CASE WHEN (l.recheck ->> 'site')::boolean THEN 'checks.reach_m()'
+                                ELSE 'NULL::float8' END,
+                           ARRAY(SELECT jsonb_array_elements_text(l.recheck -> 'features')),
+                           CASE WHEN (l.recheck ->> 'near')::boolean
+                                THEN 'checks.recheck_reach_m()' ELSE '0::float8' END),
+                    E',\n    ' ORDER BY l.position)
+    INTO v_rows
+  FROM ops.layer l
+  WHERE l.recheck IS NOT NULL AND NOT coalesce((l.recheck ->> 'everything')::boolean, false);
+  EXECUTE format($f$
 CREATE OR REPLACE FUNCTION checks.recheck_places()
 RETURNS TABLE (layer text, site_widen double precision, features text[],
                feature_widen double precision)
 LANGUAGE sql IMMUTABLE AS $$
-  VALUES
-    -- 3(e) on the parcels, 2(a) under the impacts, 7(g) and 7(b) under the structures, the
-    -- site's wetland and easement (6(a) connectivity: checks.recheck_near_changes)
-    ('wetland', checks.reach_m(), ARRAY['impact', 'structure'], 0::float8),
-    ('delineation', checks.reach_m(), ARRAY['impact', 'structure'], 0),
-    ('functional_assessment', checks.reach_m(), '{}'::text[], 0),  -- its wetland's place
-    ('ditch', checks.reach_m(), '{}', 0),                          -- 3(f) on the parcels
-    -- buffers and trails of any permit: the buffer site; 6(f) and 6(g) compare own features
-    ('buffer', checks.reach_m(), ARRAY['*'], 0),
-    ('trail', checks.reach_m(), ARRAY['*'], 0),
-    -- markers of any permit near the permit's own buffer (6(b))
-    ('buffer_marker', checks.reach_m(), ARRAY['buffer'], checks.recheck_reach_m()),
-    ('easement', checks.reach_m(), '{}', 0),                       -- 8 on the parcels
-    ('soil', NULL, ARRAY['*'], 0),                                 -- 5(c) land cover, BMPs
-    ('heritage_area', NULL, ARRAY['*'], 0),                        -- 7(c) disturbance
-    ('replacement', NULL, ARRAY['replacement'], 0),                -- 7(b) older claims
-    ('parcel', NULL, ARRAY['buffer'], 0),                          -- 6(b) lot lines
-    -- read by their own permit's checks only
-    ('impact', NULL, '{}', 0), ('structure', NULL, '{}', 0), ('grading', NULL, '{}', 0),
-    ('impervious', NULL, '{}', 0), ('bmp', NULL, '{}', 0), ('land_cover', NULL, '{}', 0),
-    ('subwatershed', NULL, '{}', 0), ('declaration', NULL, '{}', 0),
-    ('hydroperiod', NULL, '{}', 0), ('permit', NULL, '{}', 0),
-    ('credit_transfer', NULL, '{}', 0), ('replacement_monitoring', NULL, '{}', 0)
-$$;
+  SELECT * FROM (VALUES
+    %s) AS v(layer, site_widen, features, feature_widen)
+$$ $f$, coalesce(v_rows, '(NULL::text, NULL::float8, NULL::text[], NULL::float8)'));
+
+  SELECT coalesce(string_agg(quote_literal('core.' || l.layer), ', ' ORDER BY l.position), '')
+    INTO v_everything
+  FROM ops.layer l WHERE (l.recheck ->> 'everything')::boolean;
+  EXECUTE format($f$
+CREATE OR REPLACE FUNCTION checks.recheck_everything() RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT ARRAY[%s]::text[] $$ $f$, v_everything);
+END $do$;
+COMMENT ON FUNCTION checks.recheck_everything() IS
+  'The layer tables (core.<layer>) whose change makes an incremental check run a full run: '
+  'ops.layer.recheck {"everything": true}, as of when sql/285 was applied.';
 COMMENT ON FUNCTION checks.recheck_places() IS
   'For each layer: which places of a permit (its site widened by site_widen m; its own '
   'features of the kinds listed, widened by feature_widen m) a change of the layer reaches.';
@@ -651,12 +663,14 @@ REVOKE ALL ON FUNCTION ops.log_layer_write(), checks.changes_since(integer, time
   checks.recheck_near_changes(integer), checks.run_checks_since(integer, bigint),
   checks.plan_checks_since(integer, bigint),
   checks.carry_over(bigint, integer, bigint, bigint[], boolean),
-  checks.permits_in_scope(integer), checks.recheck_reach_m() FROM PUBLIC;
+  checks.permits_in_scope(integer), checks.recheck_reach_m(), checks.recheck_everything()
+  FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ops.log_layer_write(), checks.changes_since(integer, timestamptz,
   date, date), checks.recheck_places(), checks.touching_network(integer, geometry[]),
   checks.recheck_near_changes(integer), checks.run_checks_since(integer, bigint),
   checks.plan_checks_since(integer, bigint),
   checks.carry_over(bigint, integer, bigint, bigint[], boolean),
-  checks.recheck_reach_m(), checks.permits_in_scope(integer) TO rulem_etl;
+  checks.recheck_reach_m(), checks.permits_in_scope(integer), checks.recheck_everything()
+  TO rulem_etl;
 GRANT INSERT ON ops.layer_write TO rulem_etl;
 GRANT SELECT ON ops.layer_write TO rulem_etl;

@@ -1,4 +1,4 @@
--- 290_pub_checks: the published views of the rule checks (spec section 8). Idempotent.
+-- 290_pub_checks: the published views of the rule checks (docs/checks.md). Idempotent.
 --   pub.finding            current findings (each permit's latest run), with geometry;
 --   pub.permit_compliance  one row per permit and check of its latest run: pass, fail,
 --                          not_evaluated or not_applicable, worst measured value and limit,

@@ -25,7 +25,7 @@
 -- it was posted. Restated (p_restated), the cut is everything recorded: the year as now known,
 -- with no prior-period line. A reversal carries the date of the entry it reverses, so a
 -- correction lands in the year of the fact it corrects. Balance effect = credit side minus
--- debit side (spec section 4); memo measures (impact, proposed, constructed and hosted credit)
+-- debit side (docs/ledger.md section 1); memo measures (impact, proposed, constructed and hosted credit)
 -- are shown and never move the balance.
 --
 -- Acres are the entries' published acres (4 decimals, ledger.entry.acres_published; round(acres,

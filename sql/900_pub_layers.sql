@@ -1,4 +1,4 @@
--- 900_pub_layers: one read-only view per layer in schema pub (spec section 8), holding the
+-- 900_pub_layers: one read-only view per layer in schema pub (docs/publishing.md), holding the
 -- current versions. Column order, the same in every view:
 --   <layer>_id (the stable feature id: the key QGIS and BI tools join on), plan_area_id,
 --   the layer's attributes in the rule's words, each reference followed by the number people

@@ -1,4 +1,4 @@
-"""Shared pieces of the reader-child tests (issue 16, defect 3): a GeoPackage GDAL never
+"""Shared pieces of the reader-child tests (docs/ingest.md): a GeoPackage GDAL never
 finishes reading, and ways to see the reader children that etl.isolation forks.
 
 Why a module of its own: the tests of the stall limits themselves need no database and live in

@@ -1,4 +1,4 @@
-"""Rule M section 6 as the rule words it (issue 17, points 8-11), on hand-built sites.
+"""Rule M section 6 as the rule words it (docs/rule-m.md, section 6), on hand-built sites.
 
 * 6(f)(iv): a trail's surface "shall not count toward buffer width"; the buffer beyond it does.
 * 6(b): on public land an approved vegetation (maintenance) plan stands in for markers.

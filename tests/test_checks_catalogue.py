@@ -1,4 +1,4 @@
-"""Checks register themselves (issue 18): each check file puts its own rows in the catalogue,
+"""Checks register themselves (docs/checks.md): each check file puts its own rows in the catalogue,
 naming the function that evaluates them; the runner runs what the catalogue names and nothing
 else; a check that is no longer registered is retired, never deleted; and the table of checks
 in docs/checks.md is what the catalogue gives."""

@@ -1,4 +1,4 @@
-"""Acceptance on the demo plan area (issue 5): the demo produces at least one finding of every
+"""Acceptance on the demo plan area: the demo produces at least one finding of every
 check of the catalogue, each on the permit built to fail it (demo/generate.py, DEMO_CASES "fails"),
 with the severity and the figure the demo states, and none on the permits built to pass.
 

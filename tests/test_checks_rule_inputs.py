@@ -1,6 +1,6 @@
-"""Issue 17, points 12-16: checks that lack an input say so (not_evaluated), 5(c)(i) land
-cover coverage, 5(d) analysis missing, the base of the 5(c)(ii)/(iii) 20 % shares, and 7(c)(i)
-for every disturbance of a ranked wetland community.
+"""Checks that lack an input say so (not_evaluated), 5(c)(i) land cover coverage, 5(d) analysis
+missing, the base of the 5(c)(ii)/(iii) 20 % shares, and 7(c)(i) for every disturbance of a ranked
+wetland community.
 
 Sites are the standard site of tests/checks_scenarios.py (parcel x 0..300 ft, y -200..50;
 wetland x -50..350, y 0..100; a 10 x 10 ft fill at x 340..350, y 90..100, so 2(a)(i) makes

@@ -1,6 +1,7 @@
-"""Findings have a life (issue 19): a finding keeps its identity from run to run and carries a
-review state that staff set (acknowledged; waived with the variance or decision it stands on,
-Rule M 7(g)) and the check runs move (resolved when a run that covered it no longer finds it,
+"""Findings have a life (docs/checks.md, "Finding review"): a finding keeps its identity from run
+to run and carries a review state that staff set (acknowledged; waived with the variance or
+decision it stands on, Rule M 7(g)) and the check runs move (resolved when a run that covered it no
+longer finds it,
 open again when it comes back), every change kept with the login that made it (sql/287).
 
 On the demo plan area, loaded once for the module (the hardening tests' template) and

@@ -1,4 +1,4 @@
-"""Concurrency (issue 8, item 4): two ingests of different files and a recompute at the same time
+"""Concurrency: two ingests of different files and a recompute at the same time
 give what running them one after another gives, with no deadlock and no lost version.
 
 How "at the same time" is made certain rather than likely: the test holds EXCLUSIVE on

@@ -1,4 +1,4 @@
-"""Crash safety (issue 8, item 3): an ingest killed during its COPY into staging or during its
+"""Crash safety: an ingest killed during its COPY into staging or during its
 merge, and a recompute killed mid-way, leave every table consistent; the same command then
 succeeds with the right result.
 

@@ -1,4 +1,4 @@
-"""Hostile input (issue 8, item 5): every file is loaded correctly or refused with a message
+"""Hostile input (docs/ingest.md): every file is loaded correctly or refused with a message
 naming the file, the feature and the problem, and a refusal leaves every table as it was.
 
 tests/test_ingest_messy.py covers every file of ../shared/data/messy as delivered; here the

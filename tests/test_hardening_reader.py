@@ -1,4 +1,4 @@
-"""A file GDAL never finishes reading (issue 16, defect 3): a GeoPackage whose layer is an SQLite
+"""A file GDAL never finishes reading (docs/ingest.md): a GeoPackage whose layer is an SQLite
 view with an endless `WITH RECURSIVE` makes GDAL spin at full CPU while it opens the file
 (pyogrio.list_layers never returns). GDAL now works in a reader child (etl.isolation) that is
 killed when it gives nothing for the stall limit (RULEM_READ_STALL_SECONDS): the file is

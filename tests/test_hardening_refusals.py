@@ -1,4 +1,4 @@
-"""Bad input refused in one line (issue 16, defect 6): each file here is refused with a line that
+"""Bad input refused in one line (docs/ingest.md): each file here is refused with a line that
 names the file, the feature and the problem, the CLI exits non-zero, and the database is left
 exactly as it was; a file name with `;` loads like any other; two `db init` racing to create
 the cluster's group roles both succeed.

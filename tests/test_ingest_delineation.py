@@ -1,6 +1,6 @@
-"""`ingest delineation FILE` (spec section 3): one file of wetland polygons becomes one
-delineation, status submitted, with its study area; revisions, approval by a status CSV,
-supersession, and delineation records. Areas worked out by hand from 100 m squares."""
+"""`ingest delineation FILE` (docs/ingest.md, "Delineations"): one file of wetland polygons
+becomes one delineation, status submitted, with its study area; revisions, approval by a status
+CSV, supersession, and delineation records. Areas worked out by hand from 100 m squares."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_delineation_with_study_area_from_the_parcels_it_touches(db_url: str, en
                        "JOIN core.feature f ON f.feature_id = w.wetland_id ORDER BY 1")
     assert [tuple(w) for w in wet] == [
         (f"{number}/W{i}", "PEM1C", "3", "Shallow Marsh", "submitted") for i in (1, 2, 3)]
-    # a submitted delineation defines no wetland yet (spec section 3)
+    # a submitted delineation defines no wetland yet (docs/ledger.md section 1)
     assert scalar(engine, "SELECT count(*) FROM core.wetland_layer(1, current_date)") == 0
 
 

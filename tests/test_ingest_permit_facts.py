@@ -1,4 +1,4 @@
-"""The permit facts that decide a baseline are never silently missing (issue 17, point 6): an
+"""The permit facts that decide a baseline are never silently missing (docs/ingest.md): an
 approved or expired permit without a decision date is refused, fields that map to no column are
 named after every ingest (with the mapping line for a likely one), and --permit does not
 silently move features that carry another permit's number."""

@@ -1,6 +1,7 @@
-"""Replacement and permit records (issue 19, part 4) load from files like every layer, with no
-code of their own: a permit's impact dates, a replacement's construction and certification
-dates, its monitoring years, sureties and conditions of issuance. A bad record is refused in
+"""Replacement and permit records (docs/rule-m.md, "Permit records") load from files like every
+layer, with no code of their own: a permit's impact dates, a replacement's construction and
+certification dates, its monitoring years, sureties and conditions of issuance. A bad record is
+refused in
 one line that names the file, the feature and the problem, and leaves the database as it was.
 """
 

@@ -1,4 +1,4 @@
-"""A re-delivery costs what changed (issue 21): the reader sets aside the rows delivered as
+"""A re-delivery costs what changed (docs/ingest.md): the reader sets aside the rows delivered as
 before (etl.redelivery), the reference checks of sql/010 probe each row of a small statement by
 index and join for a large one, and sql/063 closes and re-hashes only the file's changed rows
 and the features it no longer holds. Both ways must refuse the same bad references, the hashes

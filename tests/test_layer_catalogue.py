@@ -1,6 +1,6 @@
 """The layer catalogue (rulem_db/catalogue/layers.py) is the one place a layer fact is written.
 
-The acceptance of issue 18: a throw-away layer added to the catalogue, plus the revision
+The acceptance: a throw-away layer added to the catalogue, plus the revision
 Alembic's autogenerate writes for it, gets its table, versioning, pub and history views,
 grants, summary and data dictionary entry, with no SQL file or other module touched.
 """
@@ -46,6 +46,40 @@ def test_ops_layer_holds_the_catalogue(engine: sa.Engine) -> None:
         assert restricted == ["species_record"]
         # and nothing more to write
         assert register.write_layer_catalogue(conn) is False
+
+
+def test_the_queue_triggers_and_recheck_places_are_built_from_ops_layer(
+        engine: sa.Engine) -> None:
+    """sql/170 and sql/285 read the catalogue's ledger_input and recheck (ops.layer) and build
+    exactly what they listed by hand before (tests/unit/test_layer_catalogue.py has the
+    former lists)."""
+    from unit.test_layer_catalogue import (
+        FORMER_CHARGE_TRIGGERS,
+        FORMER_EVERYTHING,
+        FORMER_QUEUE_TRIGGERS,
+        FORMER_RECHECK_PLACES,
+    )
+    with engine.connect() as conn:
+        def triggers(name: str) -> dict[str, str]:
+            return dict(conn.execute(sa.text(
+                "SELECT c.relname, p.proname FROM pg_trigger t "
+                "JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid "
+                "WHERE c.relnamespace = 'core'::regnamespace AND t.tgname = :n"),
+                {"n": name}).all())
+        assert triggers("ledger_queue_insert") == {**FORMER_QUEUE_TRIGGERS,
+                                                   "parameter": "queue_plan_change"}
+        assert triggers("ledger_queue_update") == FORMER_QUEUE_TRIGGERS  # parameters append
+        assert set(triggers("ledger_queue_charge_insert")) == FORMER_CHARGE_TRIGGERS
+        assert set(triggers("ledger_queue_charge_update")) == FORMER_CHARGE_TRIGGERS
+        reach, near = conn.execute(sa.text(
+            "SELECT checks.reach_m(), checks.recheck_reach_m()")).one()
+        widen = {"checks.reach_m()": reach, "checks.recheck_reach_m()": near, "0": 0.0}
+        places = {r.layer: (r.site_widen, tuple(r.features), r.feature_widen)
+                  for r in conn.execute(sa.text("SELECT * FROM checks.recheck_places()"))}
+        assert places == {name: (widen[site] if site else None, features, widen[fw])
+                          for name, (site, features, fw) in FORMER_RECHECK_PLACES.items()}
+        everything = conn.execute(sa.text("SELECT checks.recheck_everything()")).scalar_one()
+        assert sorted(everything) == sorted(f"core.{n}" for n in FORMER_EVERYTHING)
 
 
 @pytest.fixture

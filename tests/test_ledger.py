@@ -1,4 +1,4 @@
-"""The ledger's hand-worked scenarios (spec section 4; issue 4 acceptance).
+"""The ledger's hand-worked scenarios (docs/ledger.md).
 
 Layout shared by the scenarios (metres, EPSG:26915): parcels A-1 (0,0)-(300,600),
 B-1 (300,0)-(600,600) and C-1 (600,0)-(900,600); one delineation D-1 over (0,0)-(1000,1000)

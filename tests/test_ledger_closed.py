@@ -1,4 +1,4 @@
-"""Closed years stay closed (spec section 4, "Closed periods"; docs/ledger.md section 4b).
+"""Closed years stay closed (docs/ledger.md section 4b).
 
 `rulem-db statement --year 2024 --issue` records the issue (who, when, the digest of the
 figures); afterwards the balances as of any date in 2024 (plan, parcel, permit; CLI and pub

@@ -1,4 +1,4 @@
-"""The ledger on the demo plan area (issue 4 acceptance): every permit's figures as demo/generate.py
+"""The ledger on the demo plan area: every permit's figures as demo/generate.py
 states them (worked out by hand from its rectangles), the District project's credit, credit by
 parcel, the parcel balances adding up exactly to the plan balance, a second recompute posting
 nothing, and the balance asked before a change returning the earlier figure.

@@ -1,6 +1,6 @@
 """The recompute's drain (sql/170 ledger.drain) takes whole owners, each claimed by its ledger
 lock taken without waiting: an owner another session holds is skipped, not waited for, so one
-worker never sits idle behind another's chunk (issue 21.3); only when every waiting owner is
+worker never sits idle behind another's chunk (docs/ledger.md); only when every waiting owner is
 held does a drain take the rows and wait, so the queue still empties.
 
 Layout: three permits, each filling a 100 m x 100 m square of its own wetland (10,000 m^2 =

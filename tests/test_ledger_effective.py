@@ -1,4 +1,4 @@
-"""Effective dates beside posting times (issue 17 point 5, revision 0019, docs/ledger.md 4a).
+"""Effective dates beside posting times (revision 0019, docs/ledger.md 4a).
 
 Every entry carries the date its fact took effect (`effective_on`) and the moment it was
 posted (`posted_at`). `pub.*_balance_as_of(date, recorded_at)` go by the first, optionally as

@@ -1,4 +1,4 @@
-"""Ledger integrity under ordinary permitting facts (issue 17, points 1 and 3): no acre of
+"""Ledger integrity under ordinary permitting facts (docs/ledger.md): no acre of
 replacement credited to two owners, and no structure in wetland left out of the impact.
 
 Layout as in test_ledger.py (metres, EPSG:26915): parcels A-1 (0,0)-(300,600), B-1
@@ -310,7 +310,7 @@ def test_a_road_with_no_impact_polygon_is_an_error_and_still_counted(engine: sa.
     assert outcome(engine, "24-001", "impact_not_drawn") == "pass"
 
 
-# -- District projects give credit (issue 17, point 4) ---------------------------------------
+# -- District projects give credit (docs/ledger.md) -------------------------------------------
 
 
 def _project_transfer(conn: sa.Connection, to_id: int, acres_: str, key: str) -> int:

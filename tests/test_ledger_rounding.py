@@ -1,4 +1,4 @@
-"""Published figures add up (spec section 4, issue 17 point 7; docs/ledger.md section 4).
+"""Published figures add up (docs/ledger.md section 4).
 
 Every published balance is a sum of the entries' published acres (`ledger.entry
 .acres_published`, 4 decimals), which posting allocates by largest remainder within each

@@ -1,4 +1,4 @@
-"""The ledger totals kept at posting (sql/165, revision 0027; issue 21 point 2).
+"""The ledger totals kept at posting (sql/165, revision 0027; docs/ledger.md).
 
 pub.plan_balance, pub.permit_balance and pub.parcel_balance read ledger.plan_total,
 permit_total and parcel_total, which a statement trigger on ledger.entry keeps in the posting

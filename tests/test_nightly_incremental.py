@@ -1,4 +1,5 @@
-"""An incremental night gives what a full night gives on the same state (issue 21.1).
+"""An incremental night gives what a full night gives on the same state (docs/checks.md,
+"Incremental runs").
 
 The demo plan area is reconciled once, then an impact is moved; the database is
 copied, and one copy runs the nightly as shipped (only what changed: the ledger's queue, the

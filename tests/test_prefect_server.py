@@ -1,4 +1,4 @@
-"""The scheduled nightly end to end through a real Prefect server (issue 21, point 6).
+"""The scheduled nightly end to end through a real Prefect server (docs/operations.md, section 6).
 
 A `prefect server start` subprocess keeps its state in a database of its own on the project's
 cluster (not SQLite); `rulem-db schedule` (a subprocess, as systemd runs it) serves the nightly

@@ -1,4 +1,4 @@
-"""One look (issue 19, parts 5 and 6): PINs shown one way everywhere, one severity palette,
+"""One look (docs/publishing.md): PINs shown one way everywhere, one severity palette,
 labels at site scale, acre columns BI tools read as decimals.
 
 Read-only tests share the publishing fixture (tests/publish_fixture.py: parcel P1 is

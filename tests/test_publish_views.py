@@ -1,4 +1,4 @@
-"""The published names (spec section 8): pub.<layer> per layer with its stable key first,
+"""The published names (docs/publishing.md): pub.<layer> per layer with its stable key first,
 typmod geometry in the working CRS, area_acres, provenance, the labels people search by, and
 history views that give any layer as of a past moment."""
 

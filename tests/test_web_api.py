@@ -1,4 +1,4 @@
-"""`rulem-db serve` over plain HTTP on the reconciled demo (issue 20's acceptance): the
+"""`rulem-db serve` over plain HTTP on the reconciled demo (docs/publishing.md, "Web service"): the
 collections are exactly the relations of pub the GIS reader may read; items filtered by PIN
 give what `rulem-db balance --parcel` prints; a tile decodes to features with their
 attributes; GDAL's OAPIF driver lists the layers; /healthz; the 2(a) screen on a footprint of

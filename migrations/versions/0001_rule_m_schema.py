@@ -1,7 +1,7 @@
 """Rule M schema: every layer, versioned, with provenance.
 
-Generated from rulem_db.catalogue.schema at the first release and frozen here; later changes are new
-revisions. The geometry columns take the working SRID chosen at `rulem-db db init --srid`.
+Generated from rulem_db.catalogue.schema before the first release, changed in place until v0.1.0
+(docs/design.md, "Before the first release") and frozen since; later changes are new revisions. The geometry columns take the working SRID chosen at `rulem-db db init --srid`.
 
 Revision ID: 0001
 Revises: 

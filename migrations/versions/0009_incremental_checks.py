@@ -79,7 +79,7 @@ def upgrade() -> None:
                               source_schema="ops", referent_schema="ops")
 
 
-    # A recompute killed mid-way left its ledger.run row 'running' for ever (issue 8).
+    # A recompute killed mid-way left its ledger.run row 'running' for ever.
     op.add_column("run", sa.Column(
         "backend_pid", sa.Integer(), nullable=True,
         comment="Database backend pid of the session that started the run (revision 0009): a "

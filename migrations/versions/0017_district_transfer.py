@@ -1,7 +1,7 @@
 """core.credit_transfer: a District replacement project may give credit (from_district_project).
 
 Why: the District's own replacement (a project, not a permit) is how a plan-area replacement
-regime works: permittees draw from it (issue 17, point 4). A transfer now names exactly one
+regime works: permittees draw from it (docs/ledger.md). A transfer now names exactly one
 giver, a permit or a District project; the surplus check applies to either (sql/130).
 
 Revision ID: 0017

@@ -1,4 +1,4 @@
-"""The proportional nightly (issue 21.1): check results' references checked per statement.
+"""The proportional nightly (docs/checks.md, "Incremental runs"): check results' references checked per statement.
 
 A check run records an outcome per permit and catalogue check (72,000 rows on the county);
 its four foreign keys (run, plan area, permit, rule check) were checked one query per row and

@@ -1,4 +1,4 @@
-"""Re-delivered layers: each current feature's delivered row, as a hash (issue 21).
+"""Re-delivered layers: each current feature's delivered row, as a hash (docs/ingest.md).
 
 Why: a weekly parcel refresh of 100,000 features of which 1 % changed was validated and matched
 in full (every geometry checked, repaired, tested against the plan boundary and compared with

@@ -1,6 +1,6 @@
 """The annual statements issued: ledger.statement_issue (closed years stay closed).
 
-Why: spec section 4, "Closed periods": once a year's statement is issued, the figures as of
+Why (docs/ledger.md 4b): once a year's statement is issued, the figures as of
 any date in that year never change, and a fact recorded later shows only as a prior-period
 adjustment in the next statement. The ledger is bitemporal already (each entry's effective
 date and posting time, revision 0019); what it lacked is the record of the moment a year was

@@ -11,8 +11,8 @@ the Layer objects directly. Adding a layer is a Layer below plus an autogenerate
 
 Why a data table and not hand-written classes: every layer shares the same versioning and
 provenance columns, and ingest needs to know each layer's geometry, coded domains and natural
-key without importing the ORM. Attribute columns are listed in the rule's own words; the spec's
-section 2 is the source (`../shared/design/rule-m-spec.md`).
+key without importing the ORM. Attribute columns are listed in the rule's own words
+(docs/rule-m.md names the paragraphs each layer serves).
 """
 
 from __future__ import annotations
@@ -52,6 +52,40 @@ APPROVERS = ("board", "staff")  # who acted for the District: its managers, or s
 # Catalogue facts of a layer (see Layer).
 INGEST_SCOPES = ("layer", "owner", "none")
 OUTSIDE_PLAN_AREA = ("error", "warning")
+# How the ledger reads a layer, and so which trigger of the change queue it has (sql/170):
+# "disturbance" (impact, structure, BMP, grading: charged once, sql/110), "replacement" (the
+# credit, sql/120), "place" (it matters where it lies: the wetland measured against, sql/100),
+# "permit", "transfer" (credit transfers, sql/130), "plan" (every owner of the plan area).
+LEDGER_INPUTS = ("disturbance", "replacement", "place", "permit", "transfer", "plan")
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """Which permits a change of the layer makes an incremental check run evaluate again, read
+    from what the checks compare the layer with (sql/285, checks.recheck_places; docs/checks.md,
+    "Incremental runs"). A layer without one reaches every permit's site and features within
+    checks.recheck_reach_m(), more than any check measures.
+
+    everything: a change makes a full run (the plan boundary, what every check reads);
+    site: the permits whose site (their parcels' box widened by checks.reach_m()) it meets;
+    features: the kinds (layers) of a permit's own features the checks compare it with ("*":
+    every kind); near: those features widened by checks.recheck_reach_m(), not taken as drawn.
+    Neither site nor features: only its own permit's checks read it (the owner is rechecked
+    anyway)."""
+
+    everything: bool = False
+    site: bool = False
+    features: tuple[str, ...] = ()
+    near: bool = False
+
+    def as_json(self) -> dict[str, object]:
+        """The form ops.layer.recheck holds."""
+        if self.everything:
+            return {"everything": True}
+        return {"site": self.site, "features": list(self.features), "near": self.near}
+
+
+OWN_PERMIT_ONLY = Recheck()
 
 
 @dataclass(frozen=True)
@@ -99,6 +133,10 @@ class Layer:
     outside_plan_area: str | None = None
     # Where a map shows the layer: (legend group, position in it, 1 = drawn on top).
     legend: tuple[str, int] | None = None
+    # In the QGIS project (qgis/build_project.py) but unchecked until a user turns it on: a
+    # layer that covers the map and hides what is drawn under it (soil, land cover,
+    # delineations' study areas).
+    legend_unchecked: bool = False
     # What staff and BI tools look features up by without naming the plan area, each indexed:
     # (index name suffix, column or SQL expression), e.g. a parcel by its PIN.
     lookup: tuple[tuple[str, str], ...] = ()
@@ -106,6 +144,10 @@ class Layer:
     # QGIS project (sql/950_edit_layers.sql, qgis/build_edit_project.py); other layers are
     # only delivered as files.
     editable: bool = False
+    # How the ledger reads it (LEDGER_INPUTS; None: it does not): its change-queue trigger.
+    ledger_input: str | None = None
+    # What an incremental check run rechecks when it changes (None: everything near it).
+    recheck: Recheck | None = None
 
     def __post_init__(self) -> None:
         if self.ingest_scope not in INGEST_SCOPES:
@@ -117,6 +159,9 @@ class Layer:
             raise ValueError(f"layer {self.name}: ingest_scope 'owner' needs an owner column")
         if self.owner is not None and self.owner not in {c.name for c in self.columns}:
             raise ValueError(f"layer {self.name}: owner {self.owner!r} is not one of its columns")
+        if self.ledger_input not in (None, *LEDGER_INPUTS):
+            raise ValueError(f"layer {self.name}: ledger_input must be one of {LEDGER_INPUTS} "
+                             "or None")
 
     @property
     def id_column(self) -> str:
@@ -143,12 +188,14 @@ LAYERS: tuple[Layer, ...] = (
         ),
         key="name",
         legend=("Plan and parcels", 1),
+        ledger_input="plan", recheck=Recheck(everything=True),
     ),
     Layer(
         "central_wetland_seed", "MULTIPOLYGON", "6(a)",
         "The CWMP's central wetland complex as mapped; wetland connected to it is 'central'.",
         (Col("name", "text", "Name of the mapped complex."),),
         outside_plan_area="warning", legend=("Wetlands", 4),
+        recheck=Recheck(everything=True),
     ),
     Layer(
         "parcel", "MULTIPOLYGON", "6, 7",
@@ -163,6 +210,8 @@ LAYERS: tuple[Layer, ...] = (
         # `pub.parcel_balance WHERE pin = '...'` would otherwise sum every parcel's ledger
         lookup=(("pin", "pin"), ("pin_display", "core.pin_display(pin)")),
         outside_plan_area="warning", legend=("Plan and parcels", 2),
+        # recheck: 6(b): lot lines crossing the buffer's edge
+        ledger_input="place", recheck=Recheck(features=("buffer",)),
     ),
     Layer(
         "delineation", "MULTIPOLYGON", "3(e), 7(f)",
@@ -190,6 +239,9 @@ LAYERS: tuple[Layer, ...] = (
             ("rejected_has_date", "status <> 'rejected' OR rejected_on IS NOT NULL"),
         ),
         ingest_scope="none", outside_plan_area="warning", legend=("Wetlands", 3),
+        legend_unchecked=True,
+        # recheck: 3(e) on the parcels, 2(a) under impacts, 7(b) and 7(g) under structures
+        ledger_input="place", recheck=Recheck(site=True, features=("impact", "structure")),
     ),
     Layer(
         "wetland", "MULTIPOLYGON", "3(e), 5(d)",
@@ -208,6 +260,8 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="delineation_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Wetlands", 2),
+        # recheck: 3(e) on the parcels, 2(a) under impacts, 7(b) and 7(g) under structures
+        ledger_input="place", recheck=Recheck(site=True, features=("impact", "structure")),
     ),
     Layer(
         "functional_assessment", None, "3(e)",
@@ -219,6 +273,8 @@ LAYERS: tuple[Layer, ...] = (
             Col("ratings", "jsonb", "Per-function ratings, e.g. {\"hydrology\": \"high\"}."),
         ),
         owner="wetland_id", ingest_scope="none",
+        # recheck: 3(e): its wetland's place on the parcels
+        recheck=Recheck(site=True),
     ),
     Layer(
         "ditch", "MULTILINESTRING", "3(f), 9",
@@ -233,6 +289,8 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Wetlands", 1),
+        # recheck: 3(f) on the parcels; 6(a) connectivity
+        recheck=Recheck(site=True),
     ),
     Layer(
         "heritage_area", "MULTIPOLYGON", "7(c)(i)-(iii)",
@@ -244,6 +302,8 @@ LAYERS: tuple[Layer, ...] = (
             Col("source_map", "text", "Source map, e.g. 'CWMP Map 1'."),
         ),
         outside_plan_area="warning", legend=("Plan and parcels", 4),
+        # recheck: 7(c): disturbance in heritage communities
+        ledger_input="place", recheck=Recheck(features=("*",)),
     ),
     Layer(
         "figure5_area", "MULTIPOLYGON", "7(c)",
@@ -254,6 +314,7 @@ LAYERS: tuple[Layer, ...] = (
                 codes=CIRCULAR39_TYPES),
         ),
         outside_plan_area="warning", legend=("Plan and parcels", 3),
+        recheck=Recheck(everything=True),
     ),
     Layer(
         "soil", "MULTIPOLYGON", "5(c)",
@@ -266,7 +327,9 @@ LAYERS: tuple[Layer, ...] = (
             Col("high_groundwater", "bool", "High groundwater table (5(c)(iii)).", True),
             Col("contaminated", "bool", "Soil contamination of particular concern.", True),
         ),
-        outside_plan_area="warning", legend=("Plan and parcels", 5),
+        outside_plan_area="warning", legend=("Plan and parcels", 5), legend_unchecked=True,
+        # recheck: 5(c): land cover and BMPs
+        recheck=Recheck(features=("*",)),
     ),
     Layer(
         "permit", None, "2, 3, 10",
@@ -303,6 +366,7 @@ LAYERS: tuple[Layer, ...] = (
              "OR impact_started_on IS NULL OR impact_completed_on >= impact_started_on"),
         ),
         ingest_scope="none", editable=True,
+        ledger_input="permit", recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "impact", "MULTIPOLYGON", "2(a)(i), 7(b)",
@@ -310,6 +374,7 @@ LAYERS: tuple[Layer, ...] = (
         (_permit(), Col("kind", "text", "Kind of impact.", True, IMPACT_KINDS)),
         owner="permit_id", ingest_scope="owner", outside_plan_area="error",
         legend=("Permits: impact and replacement", 1), editable=True,
+        ledger_input="disturbance", recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "replacement", "MULTIPOLYGON", "7(b), 7(c)",
@@ -337,6 +402,8 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="error",
         legend=("Permits: impact and replacement", 2), editable=True,
+        # recheck: 7(b): older claims on the same ground
+        ledger_input="replacement", recheck=Recheck(features=("replacement",)),
     ),
     Layer(
         "credit_transfer", None, "1",
@@ -354,6 +421,7 @@ LAYERS: tuple[Layer, ...] = (
         extra_checks=(("distinct_permits", "from_permit_id <> to_permit_id"),
                       ("one_giver", "(from_permit_id IS NULL) <> (from_district_project IS NULL)")),
         owner="from_permit_id", ingest_scope="none",
+        ledger_input="transfer", recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "buffer", "MULTIPOLYGON", "6",
@@ -366,6 +434,8 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: buffers and easements", 3), editable=True,
+        # recheck: the buffer site of 6; 6(f) and 6(g) compare own features
+        ledger_input="place", recheck=Recheck(site=True, features=("*",)),
     ),
     Layer(
         "trail", "MULTIPOLYGON", "6(f)(iv)",
@@ -373,6 +443,8 @@ LAYERS: tuple[Layer, ...] = (
         (_permit(), Col("width_ft", "numeric", "Trail surface width, feet.", check="width_ft > 0")),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: buffers and easements", 2),
+        # recheck: the buffer site of 6; 6(f) and 6(g) compare own features
+        recheck=Recheck(site=True, features=("*",)),
     ),
     Layer(
         "buffer_marker", "POINT", "6(b)",
@@ -380,6 +452,8 @@ LAYERS: tuple[Layer, ...] = (
         (_permit(), Col("marker_type", "text", "Marker type.", True, MARKER_TYPES)),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: buffers and easements", 1), editable=True,
+        # recheck: 6(b): markers of any permit near the permit's own buffer
+        recheck=Recheck(site=True, features=("buffer",), near=True),
     ),
     Layer(
         "easement", "MULTIPOLYGON", "8",
@@ -392,6 +466,8 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: buffers and easements", 4),
+        # recheck: 8 on the parcels
+        recheck=Recheck(site=True),
     ),
     Layer(
         "declaration", None, "5(e), 6, 6(e)(v)",
@@ -412,6 +488,7 @@ LAYERS: tuple[Layer, ...] = (
                 "board or staff (10: staff may not).", codes=APPROVERS),
         ),
         owner="permit_id", ingest_scope="owner",
+        recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "impervious", "MULTIPOLYGON", "2(a)(ii), 6(f)",
@@ -420,6 +497,7 @@ LAYERS: tuple[Layer, ...] = (
                         IMPERVIOUS_CONDITIONS)),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: site and stormwater", 2),
+        recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "grading", "MULTIPOLYGON", "2(a)(iii)",
@@ -431,6 +509,7 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: site and stormwater", 3),
+        ledger_input="disturbance", recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "structure", "MULTIPOLYGON", "6(f), 7(g)",
@@ -444,6 +523,7 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: site and stormwater", 1), editable=True,
+        ledger_input="disturbance", recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "land_cover", "MULTIPOLYGON", "5(c)",
@@ -454,7 +534,8 @@ LAYERS: tuple[Layer, ...] = (
                 references="core.tr55_cover.cover_class"),
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
-        legend=("Permits: site and stormwater", 6),
+        legend=("Permits: site and stormwater", 6), legend_unchecked=True,
+        recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "subwatershed", "MULTIPOLYGON", "5(c), 5(d)",
@@ -468,6 +549,7 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: site and stormwater", 5),
+        recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "bmp", "MULTIPOLYGON", "5(c)",
@@ -483,6 +565,7 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: site and stormwater", 4),
+        ledger_input="disturbance", recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "hydroperiod", None, "5(d)",
@@ -496,6 +579,7 @@ LAYERS: tuple[Layer, ...] = (
             Col("proposed_inundation_days", "numeric", "Proposed inundation period, days.", True),
         ),
         owner="permit_id", ingest_scope="owner",
+        recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "species_record", "MULTIPOLYGON", "3(d)",
@@ -526,6 +610,7 @@ LAYERS: tuple[Layer, ...] = (
             Col("notes", "text", "Monitor's notes, corrective action asked for."),
         ),
         owner="replacement_id", ingest_scope="none", editable=True,
+        recheck=OWN_PERMIT_ONLY,
     ),
     Layer(
         "financial_assurance", None, "3(a)",
@@ -589,6 +674,25 @@ LAYERS: tuple[Layer, ...] = (
 )
 
 BY_NAME: dict[str, Layer] = {layer.name: layer for layer in LAYERS}
+
+
+def load_order(catalogue: tuple[Layer, ...] | None = None) -> tuple[str, ...]:
+    """Layers ordered so that each comes after the layers it references (permits before
+    impacts, delineations before wetlands), ties in catalogue order: the order the inbox
+    ingests a night's files in (flows/inbox.py) and the demo loads its files in
+    (demo/generate.py writes it into its manifest)."""
+    layers = catalogue or LAYERS
+    deps = {layer.name: {c.ref_layer for c in layer.columns if c.ref_layer} - {layer.name}
+            for layer in layers}
+    order: list[str] = []
+    pending = [layer.name for layer in layers]
+    while pending:
+        ready = [n for n in pending if deps[n] <= set(order)]
+        if not ready:  # a reference cycle: keep catalogue order for the rest
+            ready = pending[:1]
+        order.append(ready[0])
+        pending.remove(ready[0])
+    return tuple(order)
 
 
 def layer(name: str) -> Layer:

@@ -10,6 +10,7 @@ changed, every SQL file is applied again, since their hashes alone would not sho
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import sqlalchemy as sa
@@ -18,7 +19,7 @@ from rulem_db.catalogue import layers
 
 _COLUMNS = ("layer", "position", "rule", "doc", "geometry_type", "natural_key", "restricted",
             "owner_column", "ingest_scope", "outside_plan_area", "legend_group",
-            "legend_position", "editable")
+            "legend_position", "editable", "ledger_input", "recheck")
 
 
 def catalogue_rows(catalogue: tuple[layers.Layer, ...] | None = None) -> list[dict[str, Any]]:
@@ -32,7 +33,8 @@ def catalogue_rows(catalogue: tuple[layers.Layer, ...] | None = None) -> list[di
             "ingest_scope": layer.ingest_scope, "outside_plan_area": layer.outside_plan_area,
             "legend_group": layer.legend[0] if layer.legend else None,
             "legend_position": layer.legend[1] if layer.legend else None,
-            "editable": layer.editable,
+            "editable": layer.editable, "ledger_input": layer.ledger_input,
+            "recheck": layer.recheck.as_json() if layer.recheck else None,
         })
     return rows
 
@@ -49,8 +51,11 @@ def write_layer_catalogue(conn: sa.Connection) -> bool:
         conn.execute(sa.text("DELETE FROM ops.layer WHERE layer = ANY(:gone)"), {"gone": gone})
     changed = [r for name, r in wanted.items() if stored.get(name) != r]
     updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in _COLUMNS[1:])
+    values = ", ".join("CAST(:recheck AS jsonb)" if c == "recheck" else ":" + c
+                       for c in _COLUMNS)
     conn.execute(sa.text(
-        f"INSERT INTO ops.layer ({', '.join(_COLUMNS)}) "
-        f"VALUES ({', '.join(':' + c for c in _COLUMNS)}) "
-        f"ON CONFLICT (layer) DO UPDATE SET {updates}"), changed)
+        f"INSERT INTO ops.layer ({', '.join(_COLUMNS)}) VALUES ({values}) "
+        f"ON CONFLICT (layer) DO UPDATE SET {updates}"),
+        [{**r, "recheck": None if r["recheck"] is None else json.dumps(r["recheck"])}
+         for r in changed])
     return True

@@ -84,7 +84,17 @@ def _layer_catalogue_table(md: sa.MetaData) -> None:
         sa.Column("editable", sa.Boolean, nullable=False, server_default=sa.false(),
                   comment="Staff edit its features by hand through a view of schema edit "
                           "(sql/950_edit_layers.sql)."),
+        sa.Column("ledger_input", sa.Text,
+                  comment="How the ledger reads it, and so its change-queue trigger "
+                          "(sql/170): disturbance, replacement, place, permit, transfer, "
+                          "plan; NULL: the ledger does not read it."),
+        sa.Column("recheck", pg.JSONB,
+                  comment="What an incremental check run evaluates again when it changes "
+                          "(sql/285, checks.recheck_places): {\"everything\": true}, or "
+                          "{\"site\", \"features\", \"near\"}; NULL: every permit near it."),
         sa.CheckConstraint("ingest_scope IN ('layer', 'owner', 'none')", name="scope_code"),
+        sa.CheckConstraint("ledger_input IN ('disturbance', 'replacement', 'place', 'permit', "
+                           "'transfer', 'plan')", name="ledger_input_code"),
         sa.CheckConstraint("outside_plan_area IN ('error', 'warning')", name="outside_code"),
         schema="ops",
         comment="The layer catalogue (rulem_db/catalogue/layers.py), written by every "

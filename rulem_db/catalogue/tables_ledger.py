@@ -22,7 +22,7 @@ from sqlalchemy.dialects import postgresql as pg
 # Measures an entry can carry, with the side of the book they fall on. Debits and credits make
 # the balance (credit - debit); memo measures are shown but never enter a balance.
 MEASURES: dict[str, str] = {
-    "impact": "memo",              # impact acres (area x factor), spec section 4
+    "impact": "memo",              # impact acres (area x factor), docs/ledger.md section 1
     "required": "debit",           # impact x replacement_ratio, 7(b)
     "credit": "credit",            # replacement credit at counted_credit_status or beyond
     "transfer_in": "credit",       # credit transferred to the permit
@@ -247,7 +247,7 @@ def _statement_issue(md: sa.MetaData) -> None:
     """ledger.statement_issue (revision 0035).
 
     Why: once a year's statement is issued, its figures and the balances as of any date in
-    that year never change (spec section 4, "Closed periods"). The record of the issue, its
+    that year never change (docs/ledger.md 4b). The record of the issue, its
     moment above all, is what the as-of functions and the statement read the closed year
     at; the digest lets an auditor prove later that the figures read are the ones issued."""
     sa.Table(

@@ -3,9 +3,10 @@
 Why pictures and not a web map: the morning report must show, at a glance and offline, where
 the plan area is in deficit and where the checks failed; a PNG does that in any mail client.
 The data comes from the database (GeoDataFrames read back from pub and checks); this module
-only draws. Colours follow the spec's reading of a balance: deficit red, balanced grey,
-surplus green, none white; findings are drawn by severity in the palette every client shares
-(reports/palette.py: error red, warning orange, info blue, as QGIS and the web draw them).
+only draws. Colours follow the ledger's reading of a balance (docs/ledger.md section 4): deficit
+red, balanced grey, surplus green, none white; findings are drawn by severity in the palette every
+client shares (reports/palette.py: error red, warning orange, info blue, as QGIS and the web draw
+them).
 At site scale (1:10,000 or closer, as in the QGIS styles) parcels carry their PIN in display
 form (rulem_db/pins.py), so a map of a permit's site reads like the table beside it.
 """

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
 from rulem_db import db as dbmod
+from rulem_db.reports.frames import read_parcel_frame
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -51,8 +52,6 @@ def balances_moved(conn: sa.Connection, run_id: int) -> bool:
 def read_parcels(url: str, plan_area_id: int) -> ParcelRead:
     """Every current parcel with its balance and the fingerprint, from one snapshot (a
     repeatable-read transaction on a connection of its own: the caller's may be busy)."""
-    from rulem_db.reports.run import read_parcel_frame
-
     eng = dbmod.engine(url, poolclass=NullPool)
     try:
         with eng.connect().execution_options(isolation_level="REPEATABLE READ") as conn, \

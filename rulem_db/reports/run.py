@@ -32,6 +32,9 @@ import sqlalchemy as sa
 
 from rulem_db import db as dbmod
 from rulem_db.reports import html as h
+from rulem_db.reports import prefetch
+from rulem_db.reports.frames import PARCEL_COLUMNS, read_parcel_frame
+from rulem_db.reports.frames import read_geo as _read_geo
 
 if TYPE_CHECKING:  # geopandas, pandas and matplotlib load only for a full report (1-2 s)
     import geopandas as gpd
@@ -40,9 +43,6 @@ MAX_ROWS = 400  # long lists are cut in the page; the CSV and the GeoPackage hol
 TZ = "America/Chicago"  # the District's clock: folder names and times in the page
 UNIT_PLACES = {"acres": 4, "ft": 2, "ft3": 0, "days": 1, "triggers": 0, "declarations": 0}
 
-PARCEL_COLUMNS = ("parcel_id", "pin", "impact_acres", "required_acres", "credit_acres",
-                  "credit_proposed_acres", "credit_constructed_acres", "credit_hosted_acres",
-                  "balance_acres", "status")
 PLAN_FIGURES = (("impact_acres", "Wetland impact (memo)"),
                 ("required_acres", "Replacement required"),
                 ("credit_acres", "Credit counted (net of transfers)"),
@@ -88,42 +88,6 @@ def _rows(conn: sa.Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
     return [dict(r) for r in conn.execute(sa.text(sql), params).mappings().all()]
 
 
-def _read_geo(conn: sa.Connection, sql: str, params: dict[str, Any]) -> gpd.GeoDataFrame:
-    """A query's rows as a GeoDataFrame, as geopandas.read_postgis makes them (the same
-    columns, values, types and CRS), read faster: the query selects its geometry as binary
-    EWKB in a column `geom`, the rows come as plain tuples and the geometries are decoded in
-    one vectorised call (read_postgis parses hex text one Python call per row: about 2 s of a
-    county's 100,000 parcels)."""
-    import geopandas as gpd
-    import numpy as np
-    import pandas as pd
-    import shapely
-
-    result = conn.execute(sa.text(sql), params)
-    columns = list(result.keys())
-    rows = [tuple(r) for r in result.cursor.fetchall()] if result.cursor else []
-    result.close()
-    frame = pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
-    wkb = np.array([None if g is None else bytes(g) for g in frame["geom"]], dtype=object)
-    have = np.array([g is not None for g in wkb], dtype=bool)
-    geoms = np.full(len(wkb), None, dtype=object)
-    geoms[have] = shapely.from_wkb(wkb[have])
-    crs = None
-    if have.any():  # as read_postgis: the SRID of the first geometry
-        srid = int(shapely.get_srid(geoms[have][0]))
-        crs = f"EPSG:{srid}" if srid else None
-    frame["geom"] = geoms
-    return gpd.GeoDataFrame(frame, geometry="geom", crs=crs)
-
-
-def read_parcel_frame(conn: sa.Connection, plan_area_id: int) -> gpd.GeoDataFrame:
-    """Every current parcel of the plan area with its balance, by PIN (the CSV's rows and the
-    maps' parcels)."""
-    return _read_geo(
-        conn, f"SELECT {', '.join(PARCEL_COLUMNS)}, ST_AsEWKB(geom) AS geom "
-        "FROM pub.parcel_balance WHERE plan_area_id = :p ORDER BY pin", {"p": plan_area_id})
-
-
 def _read(conn: sa.Connection, run_id: int, url: str) -> _Data:
     run = _rows(conn, "SELECT r.*, pa.code AS plan_code, pa.name AS plan_name FROM ops.run r "
                 "JOIN core.plan_area pa USING (plan_area_id) WHERE r.run_id = :r", r=run_id)[0]
@@ -132,8 +96,6 @@ def _read(conn: sa.Connection, run_id: int, url: str) -> _Data:
         previous = _rows(conn, "SELECT * FROM ops.run WHERE run_id = :r",
                          r=run["previous_run_id"])[0]
     plan = run["plan_area_id"]
-    from rulem_db.reports import prefetch
-
     count = parcel_count(conn, plan)
     parcels = None
     if drawn_as_vectors(count):
@@ -226,8 +188,6 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
     with dbmod.connect(url) as conn:
         same = _same_report(conn, run_id, status)
         if same is not None:
-            from rulem_db.reports import prefetch
-
             prefetch.discard(url, run_id)
             return _write_same_report(conn, run_id, reports, status, message, same)
         data = _read(conn, run_id, url)

@@ -87,7 +87,7 @@ def _parcels(conn: sa.Connection, plan_area_id: int, seen: int | None,
              boxes: list[tuple[float, float, float, float]]):  # -> gpd.GeoDataFrame
     """The current parcels whose box meets one of some ground boxes, with the status the
     snapshot kept, in parcel order (the drawing order)."""
-    from rulem_db.reports.run import _read_geo
+    from rulem_db.reports.frames import read_geo as _read_geo
 
     return _read_geo(conn, (
         "SELECT p.parcel_id, coalesce(s.status, 'none') AS status, ST_AsEWKB(p.geom) AS geom "

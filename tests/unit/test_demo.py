@@ -1,8 +1,9 @@
 """The demo plan area: deterministic, valid, inside Anoka County, and its stated numbers true.
 
 Every number in ``demo.generate.DEMO_CASES`` is recomputed here from the written files (not from
-the generator's tables), with shapely and the spec's rules, so the ledger and check tests in
-other modules can assert against DEMO_CASES with confidence. No database is needed.
+the generator's tables), with shapely and the rules of docs/ledger.md and docs/checks.md, so the
+ledger and check tests in other modules can assert against DEMO_CASES with confidence. No
+database is needed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from shapely.geometry.base import BaseGeometry
 from shapely.ops import linemerge, unary_union
 
 from demo import generate as demo
-from rulem_db.catalogue.layers import BY_NAME, FUNCTION_RATINGS, LAYERS
+from rulem_db.catalogue.layers import BY_NAME, FUNCTION_RATINGS, LAYERS, load_order
 
 ACRE = demo.ACRE_M2
 FT = demo.FT_M
@@ -227,9 +228,10 @@ def test_manifest_load_order_respects_references(d: Demo) -> None:
     manifest = json.loads(d.files.manifest.read_text())
     assert manifest["plan_area"] == demo.PLAN_NAME and manifest["crs"] == "EPSG:26915"
     order = [e["layer"] for e in manifest["load_order"]]
-    assert order[:11] == ["cwmp_area", "central_wetland_seed", "parcel", "soil",
-                          "heritage_area", "figure5_area", "permit", "delineation", "wetland",
+    assert order[:11] == ["cwmp_area", "central_wetland_seed", "parcel", "heritage_area",
+                          "figure5_area", "soil", "permit", "delineation", "wetland",
                           "functional_assessment", "ditch"]
+    assert order == list(load_order())  # the inbox's order, from the catalogue
     assert sorted(order) == sorted(layer.name for layer in LAYERS)
     for entry in manifest["load_order"]:
         layer = BY_NAME[entry["layer"]]
@@ -345,7 +347,8 @@ def _permit_row(d: Demo, permit: str) -> dict[str, str]:
 
 
 def _baseline_on(row: dict[str, str]) -> str:
-    """The spec's baseline date: baseline_on, else the decision date, else today."""
+    """The baseline date (docs/ledger.md section 1): baseline_on, else the decision date, else
+    today."""
     return row["baseline_on"] or row["decided_on"] or dt.date.today().isoformat()
 
 

@@ -1,4 +1,4 @@
-"""The reader child's stall and overall limits (issue 16, defect 3) on a GeoPackage GDAL never
+"""The reader child's stall and overall limits (docs/ingest.md) on a GeoPackage GDAL never
 finishes reading: opening and reading stop after the limit, the child is killed, a good file
 still reads. No database: the ingest, nightly and SIGTERM tests of the same file are in
 tests/test_hardening_reader.py.

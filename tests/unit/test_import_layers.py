@@ -1,6 +1,6 @@
-"""The layering of the packages holds (issue 18, point 3), checked by import-linter with the
-contracts in pyproject.toml ([tool.importlinter]): rulem_cli on top, then flows and demo
-(apart from each other), then etl, then the core rulem_db.
+"""The layering of the packages holds (docs/design.md, "Layout and imports"), checked by
+import-linter with the contracts in pyproject.toml ([tool.importlinter]): rulem_cli on top, then
+flows and demo (apart from each other), then etl, then the core rulem_db.
 
 Why a test: an import in the wrong direction (the core reaching for the ingest, the ingest for
 the flows) ties the layers together and goes unnoticed until one of them cannot be used
@@ -63,3 +63,28 @@ def test_a_forbidden_import_breaks_its_contract_naming_it(
     broken = [line for line in done.stdout.splitlines() if line.endswith(" BROKEN")]
     assert any(line.startswith(contract) for line in broken), done.stdout
     assert named in done.stdout, done.stdout
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (function-local imports included)."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return found
+
+
+def test_the_run_report_and_its_read_ahead_import_no_circle() -> None:
+    """rulem_db/reports/run.py imports prefetch.py; prefetch.py, and frames.py that both read
+    the parcels with, import run.py back nowhere, not even inside a function."""
+    reports = REPO / "rulem_db" / "reports"
+    assert "rulem_db.reports.prefetch" in _imports(reports / "run.py")
+    for module in ("prefetch.py", "frames.py"):
+        assert not {m for m in _imports(reports / module)
+                    if m.startswith("rulem_db.reports.run")}, module
+    assert not {m for m in _imports(reports / "frames.py") if m.startswith("rulem_db.reports.")}

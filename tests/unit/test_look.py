@@ -1,4 +1,4 @@
-"""One look without a database (issue 19, parts 5 and 6): the PIN display form, figures in a
+"""One look without a database (docs/publishing.md): the PIN display form, figures in a
 CSV as the table prints them, the report map's PIN labels at site scale. The PIN form is held
 to core.pin_display, and the palette to pub.severity_style, in tests/test_publish_look.py."""
 
