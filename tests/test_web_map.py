@@ -99,10 +99,12 @@ def _panel_figure(page: Any, field: str) -> str:
     return page.locator(f"#panel tr[data-field={field}] td").inner_text().lstrip("+")
 
 
-def _pixel_inside(page: Any, geojson: str, want: dict[str, str]) -> tuple[float, float]:
-    """A page pixel inside a polygon (lon/lat GeoJSON) where a click picks `want`: points of a
-    grid over the polygon, projected with map.project, tried from the middle outwards."""
-    found = page.evaluate("""([geometry, want]) => {
+def _pixel_inside(page: Any, geojson: str, want: dict[str, str],
+                  among: bool = False) -> tuple[float, float]:
+    """A page pixel inside a polygon (lon/lat GeoJSON) where a click picks `want` (first, or
+    `among` the permits and parcels there): points of a grid over the polygon, projected with
+    map.project, tried from the middle outwards."""
+    found = page.evaluate("""([geometry, want, among]) => {
         const map = window.rulemMap;
         const rect = map.getContainer().getBoundingClientRect();
         const pts = [];
@@ -119,13 +121,13 @@ def _pixel_inside(page: Any, geojson: str, want: dict[str, str]) -> tuple[float,
         for (const [lng, lat] of cands) {
             const p = map.project([lng, lat]);
             if (p.x < 5 || p.y < 5 || p.x > rect.width - 5 || p.y > rect.height - 5) continue;
-            const hit = window.rulemPick(p.x, p.y);
-            if (hit && Object.entries(want).every(([k, v]) => hit[k] === v)) {
+            const hits = among ? window.rulemPickAll(p.x, p.y) : [window.rulemPick(p.x, p.y)];
+            if (hits.some((hit) => hit && Object.entries(want).every(([k, v]) => hit[k] === v))) {
                 return [rect.left + p.x, rect.top + p.y];
             }
         }
         return null;
-    }""", [json.loads(geojson), want])
+    }""", [json.loads(geojson), want, among])
     assert found, f"no pixel of the map picks {want}: is the layer drawn?"
     return found[0], found[1]
 
@@ -227,6 +229,59 @@ def test_a_pin_in_the_search_box_opens_the_parcel(page: Any, db: sa.Connection) 
     assert _panel_figure(page, "balance_acres") == f"{expected['balance_acres']:.4f}"
 
 
+def test_a_click_inside_an_outline_only_parcel_opens_it(page: Any, db: sa.Connection) -> None:
+    """Issue 28 point 7: a parcel with nothing required or counted is drawn as an outline
+    only, yet a click well inside it (not on its line) opens it."""
+    pin, geometry = db.execute(sa.text(
+        "SELECT pin, ST_AsGeoJSON(ST_Transform(geom, 4326)) FROM pub.parcel_balance "
+        "WHERE status = 'none' ORDER BY ST_Area(geom) DESC LIMIT 1")).one()
+    outline_only = page.evaluate("""() => window.rulemMap.getStyle().layers.filter(
+        (l) => l['source-layer'] === 'parcel_balance' && l.type === 'fill'
+        && l.paint['fill-opacity'] === 0).length""")
+    assert outline_only >= 1  # the status none rule draws no colour, only a hit area
+    page.evaluate("g => { const xs = [], ys = [];"
+                  " const walk = (c) => typeof c[0] === 'number' ? (xs.push(c[0]), ys.push(c[1]))"
+                  " : c.forEach(walk); walk(g.coordinates);"
+                  " window.rulemMap.fitBounds([[Math.min(...xs), Math.min(...ys)],"
+                  " [Math.max(...xs), Math.max(...ys)]], {padding: 120, duration: 0}); }",
+                  json.loads(geometry))
+    _wait_idle(page)
+    x, y = _pixel_inside(page, geometry, {"kind": "parcel", "pin": pin})
+    page.mouse.click(x, y)
+    page.wait_for_function(
+        "pin => document.querySelector('#panel h3')?.textContent === 'Parcel ' + pin", arg=pin)
+
+
+def test_a_parcel_in_deficit_shows_why(page: Any, db: sa.Connection) -> None:
+    """Issue 28 point 6: the panel lists the ledger entries behind the figures (their effects
+    sum to the balance) and the permit findings that shape them, so a parcel in deficit
+    whose cause is permit-level does not read "Findings (0)"."""
+    pin = db.execute(sa.text(
+        "SELECT pin FROM pub.parcel_balance WHERE status = 'deficit' ORDER BY pin LIMIT 1"
+    )).scalar_one()
+    causes = {r[0] for r in db.execute(sa.text(
+        "SELECT finding_id FROM pub.balance_explain(p_parcel => :p) WHERE row_kind = 'finding'"),
+        {"p": pin})}
+    own = {r[0] for r in db.execute(sa.text(
+        "SELECT f.finding_id FROM pub.finding f JOIN pub.parcel_balance p USING (parcel_id) "
+        "WHERE p.pin = :p"), {"p": pin})}
+    entries = db.execute(sa.text(
+        "SELECT count(*), sum(balance_effect_acres) FROM pub.balance_explain(p_parcel => :p) "
+        "WHERE row_kind = 'entry'"), {"p": pin}).one()
+    assert causes, f"demo parcel {pin} is in deficit with no permit finding behind it"
+    page.fill("#search-q", pin)
+    page.press("#search-q", "Enter")
+    page.wait_for_function(
+        "pin => document.querySelector('#panel h3')?.textContent === 'Parcel ' + pin", arg=pin)
+    assert page.inner_text("#panel .findings-head") == f"Findings ({len(own | causes)})"
+    assert page.locator("#panel .findings li.cause").count() == len(causes - own)
+    assert page.locator("#panel table.entries tbody tr").count() == entries[0]
+    effects = page.eval_on_selector_all(
+        "#panel table.entries tbody tr td:last-child", "tds => tds.map((t) => t.textContent)")
+    assert f"{sum(float(e) for e in effects):.4f}" == f"{entries[1]:.4f}"
+    assert f"{entries[1]:.4f}" == _panel_figure(page, "balance_acres")
+
+
 def test_site_scale_labels_and_the_layer_list(page: Any, db: sa.Connection) -> None:
     pin = _pin_display(DEMO_CASES[CASE]["pins"][0])
     x, y = db.execute(sa.text(
@@ -245,11 +300,16 @@ def test_site_scale_labels_and_the_layer_list(page: Any, db: sa.Connection) -> N
         .map((l) => window.rulemMap.getLayoutProperty(l.id, 'visibility'))""")
     assert hidden and set(hidden) == {"none"}
     box.check()
-    # A click on the permit's impact (drawn above the parcels) opens the permit.
+    # A click on the permit's impact (drawn above the parcels) opens a permit; where another
+    # permit's impact lies on the same ground (demo case 25-001), the panel offers the other.
     impact = db.execute(sa.text(
         "SELECT ST_AsGeoJSON(ST_Transform(ST_Union(geom), 4326)) FROM pub.impact "
         "WHERE permit_no = :no"), {"no": CASE}).scalar_one()
-    page.mouse.click(*_pixel_inside(page, impact, {"kind": "permit", "no": CASE}))
+    page.mouse.click(*_pixel_inside(page, impact, {"kind": "permit", "no": CASE}, among=True))
+    page.wait_for_function("() => /^Permit /.test(document.querySelector('#panel h3')"
+                           "?.textContent || '')")
+    if page.locator("#panel h3").first.inner_text() != f"Permit {CASE}":
+        page.click(f"#panel button.also-here[data-key='{CASE}']")
     page.wait_for_function(
         "no => document.querySelector('#panel h3')?.textContent === 'Permit ' + no", arg=CASE)
     # A PIN that is no parcel: one line saying so, in the panel.

@@ -10,7 +10,7 @@ import { setupLabels } from "./labels.js";
 import { Panel } from "./panel.js";
 import { setupSearch } from "./search.js";
 import { setupScreen } from "./screen.js";
-import { pick } from "./pick.js";
+import { pick, pickAll } from "./pick.js";
 
 const maplibregl = window.maplibregl;
 const status = document.getElementById("status");
@@ -86,8 +86,8 @@ async function start() {
 
   map.on("click", (event) => {
     if (map.getContainer().classList.contains("drawing")) return;
-    const hit = pick(map, event.point);
-    if (hit) panel.open(hit);
+    const [hit, ...others] = pickAll(map, event.point);
+    if (hit) panel.open(hit, { others });
   });
   map.on("mousemove", (event) => {
     if (map.getContainer().classList.contains("drawing")) return;
