@@ -199,10 +199,23 @@ def test_the_date_control_shows_the_balance_before_the_impact(
         arg=before.isoformat())
     for field in ("impact_acres", "required_acres", "credit_acres", "balance_acres"):
         assert _panel_figure(page, field) == f"{expected[field]:.4f}", field
+    # The map recolours too: the parcel's tile is read as of the date (issue 28, point 10).
+    assert expected["status"] != now["status"]
+    page.wait_for_function("""([pin, status]) => {
+        const map = window.rulemMap;
+        const f = map.querySourceFeatures('parcel_balance', {sourceLayer: 'parcel_balance',
+            filter: ['==', ['get', 'pin'], pin]});
+        return f.length > 0 && f.every((x) => x.properties.status === status);
+    }""", arg=[pin, expected["status"]])
     page.click("#as-of-today")
     page.wait_for_function(
         "() => document.querySelector('#panel .hint')?.textContent.includes('today')")
     assert _panel_figure(page, "balance_acres") == f"{now['balance_acres']:.4f}"
+    page.wait_for_function("""([pin, status]) => {
+        const f = window.rulemMap.querySourceFeatures('parcel_balance',
+            {sourceLayer: 'parcel_balance', filter: ['==', ['get', 'pin'], pin]});
+        return f.length > 0 && f.every((x) => x.properties.status === status);
+    }""", arg=[pin, now["status"]])
 
 
 def test_permit_search_opens_the_permit(page: Any, db: sa.Connection) -> None:
@@ -375,3 +388,84 @@ def test_an_uploaded_footprint_outside_the_plan_area_needs_no_permit(
     page.locator("#screen-result .error-text", has_text="footprint-utm.geojson").wait_for()
     assert "not longitude/latitude" in page.inner_text("#screen-result .error-text")
     assert page.page_errors == []
+
+
+def _new_page(page: Any, width: int, height: int, url: str) -> Any:
+    """A second page of the module's browser, at another size, ready."""
+    other = page.context.browser.new_page(viewport={"width": width, "height": height})
+    other.set_default_timeout(WAIT_MS)
+    other.goto(url)
+    other.wait_for_selector("body[data-ready=true]", state="attached")
+    return other
+
+
+def test_a_shared_link_reopens_the_view(page: Any, web_server) -> None:
+    """Issue 28 point 9: the URL carries the open permit, the zoom and the date; the same
+    link in another window opens the same view."""
+    when = "2030-06-30"
+    page.fill("#search-q", CASE)
+    page.press("#search-q", "Enter")
+    page.wait_for_function(
+        "no => document.querySelector('#panel h3')?.textContent === 'Permit ' + no", arg=CASE)
+    page.fill("#as-of", when)
+    page.dispatch_event("#as-of", "change")
+    _wait_idle(page)
+    page.wait_for_function("when => location.hash.includes('date=' + when)", arg=when)
+    link = page.url
+    assert f"permit={CASE}" in link and "zoom=" in link
+    zoom = page.evaluate("() => window.rulemMap.getZoom()")
+    other = _new_page(page, 1280, 800, link)
+    try:
+        other.wait_for_function(
+            "no => document.querySelector('#panel h3')?.textContent === 'Permit ' + no",
+            arg=CASE)
+        assert other.input_value("#as-of") == when
+        assert "as of " + when in other.inner_text("#panel .hint")
+        assert abs(other.evaluate("() => window.rulemMap.getZoom()") - zoom) < 0.01
+        # The panel's CSV: the figures shown, one row each, formula-safe text.
+        text = other.evaluate("() => window.rulemPanel.csvText()")
+        assert text.startswith("section,subject,as_of,item")
+        assert f"figure,permit {CASE},{when}," in text
+    finally:
+        other.close()
+    page.click("#as-of-today")
+
+
+def test_the_legend_is_in_the_first_view_at_1440x900(page: Any, web_server) -> None:
+    """Issue 28 point 10: at 1440 x 900 the legend's every entry is on screen unscrolled."""
+    other = _new_page(page, 1440, 900, web_server.base_url + "/")
+    try:
+        items = other.locator("#legend li")
+        assert items.count() >= 10
+        last = items.last.bounding_box()
+        first = other.locator("#legend-box").bounding_box()
+        assert first["y"] >= 0 and last["y"] + last["height"] <= 900, (first, last)
+        assert other.locator("#legend-box").is_visible()
+    finally:
+        other.close()
+
+
+def test_the_panel_is_usable_on_a_phone(page: Any, web_server) -> None:
+    """Issue 28 point 11: at 390 x 844 the controls are a bottom sheet over the map; the
+    search box, its results and the opened panel are in view, and the map still shows."""
+    other = _new_page(page, 390, 844, web_server.base_url + "/")
+    try:
+        def in_view(selector: str) -> bool:
+            box = other.locator(selector).first.bounding_box()
+            return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 40) <= 844
+        assert in_view("#search-q")
+        other.fill("#search-q", "2")   # several permits: a list of results
+        other.press("#search-q", "Enter")
+        other.locator("#search-results li button").first.wait_for()
+        assert in_view("#search-results li button")
+        other.locator("#search-results li button").first.click()
+        other.wait_for_function(
+            "() => /^Permit /.test(document.querySelector('#panel h3')?.textContent || '')")
+        assert in_view("#panel h3")
+        assert in_view("#panel tr[data-field=balance_acres]")
+        box = other.locator("#map").bounding_box()
+        assert box["width"] == 390 and box["height"] > 400
+        side = other.locator("#side").bounding_box()
+        assert side["width"] <= 390
+    finally:
+        other.close()
