@@ -211,11 +211,6 @@ def test_the_date_control_shows_the_balance_before_the_impact(
     page.wait_for_function(
         "() => document.querySelector('#panel .hint')?.textContent.includes('today')")
     assert _panel_figure(page, "balance_acres") == f"{now['balance_acres']:.4f}"
-    page.wait_for_function("""([pin, status]) => {
-        const f = window.rulemMap.querySourceFeatures('parcel_balance',
-            {sourceLayer: 'parcel_balance', filter: ['==', ['get', 'pin'], pin]});
-        return f.length > 0 && f.every((x) => x.properties.status === status);
-    }""", arg=[pin, now["status"]])
 
 
 def test_permit_search_opens_the_permit(page: Any, db: sa.Connection) -> None:
