@@ -356,6 +356,10 @@ def test_a_footprint_drawn_on_a_wetland_needs_a_permit(page: Any, db: sa.Connect
     reason = re.search(r"([0-9.]+) acres of CWMP wetland", page.inner_text("#screen-result"))
     assert reason, page.inner_text("#screen-result")
     assert abs(float(reason.group(1)) - SQUARE_ACRES) <= CLICK_TOLERANCE_ACRES, reason.group(0)
+    # The District's notice: a screen is no decision, other rules and WCA, whom to ask.
+    notice = page.inner_text("#screen-result .notice")
+    assert "not a permit decision" in notice and "Wetland Conservation Act" in notice
+    assert "Contact:" in notice
     # The wetland it meets is highlighted on the map.
     page.wait_for_function(
         "() => window.rulemMap.querySourceFeatures('screen-wetland').length > 0")

@@ -86,3 +86,14 @@ def test_one_colour_per_meaning_in_every_client(web_server) -> None:
     report = (ROOT / "rulem_db/reports/html.py").read_text()
     for status in ("deficit", "balanced", "surplus"):
         assert re.search(rf"\.s-{status} {{ background: {BALANCE_COLOURS[status]};", report)
+
+
+def test_a_footprint_far_from_the_plan_area_gets_a_plain_sentence(web_server) -> None:
+    """Issue 28 point 12: a footprint in another state is told Rule M does not apply there,
+    in words, not a coordinate-system error."""
+    square = {"type": "Polygon", "coordinates": [[[-100.0, 40.0], [-99.999, 40.0],
+                                                   [-99.999, 40.001], [-100.0, 40.0]]]}
+    r = httpx.post(web_server.base_url + "/api/screen", json=square)
+    assert r.status_code == 400
+    said = r.json()["error"]
+    assert "Rule M does not apply" in said and "CRS" not in said, said
