@@ -468,3 +468,28 @@ def test_the_panel_is_usable_on_a_phone(page: Any, web_server) -> None:
         assert side["width"] <= 390
     finally:
         other.close()
+
+
+def test_stored_text_is_shown_as_text(page: Any, db: sa.Connection) -> None:
+    """Everything the panel shows from stored text is text, never markup: a ledger entry's
+    reason holding a script and an image with an onerror handler shows as written and runs
+    nothing (the panel builds DOM nodes, never innerHTML)."""
+    pin = _pin_display(DEMO_CASES[CASE]["pins"][0])
+    attack = '<script>window.pwned = 1</script><img src="x" onerror="window.pwned = 1">'
+    db.execute(sa.text("SET session_replication_role = replica"))  # past the ledger's guards
+    entry = db.execute(sa.text(
+        "UPDATE ledger.entry SET reason = :a WHERE entry_id = (SELECT min(entry_id) FROM "
+        "pub.ledger_entry WHERE pin = :p) RETURNING entry_id"), {"a": attack, "p": pin}).scalar()
+    db.execute(sa.text("SET session_replication_role = DEFAULT"))
+    db.commit()
+    assert entry is not None
+    page.fill("#search-q", pin)
+    page.press("#search-q", "Enter")
+    page.wait_for_function(
+        "pin => document.querySelector('#panel h3')?.textContent === 'Parcel ' + pin", arg=pin)
+    row = page.locator(f"#panel tr[data-entry='{entry}']")
+    assert attack in row.inner_text()
+    assert page.locator("#panel script, #panel img").count() == 0
+    assert page.evaluate("() => window.pwned") is None
+    assert '"' + attack.replace('"', '""') + '"' in page.evaluate(
+        "() => window.rulemPanel.csvText()")  # one quoted CSV field
