@@ -39,6 +39,19 @@ SELECT finding_id, permit_no, parcel_pin AS pin, paragraph, check_code AS "check
        severity, message, review_state
 FROM pub.finding WHERE {where}
 ORDER BY permit_no, sort_order, paragraph, finding_id"""
+# Why a figure is what it is (pub.balance_explain, sql/312): the ledger entries standing at the
+# reading, whose acres sum to the figures, and the findings of the permits behind them that
+# shape the figures (a parcel in deficit because of its permit's 7(b) finding shows it).
+EXPLAIN_SQL = """
+SELECT row_kind, measure, entry_kind, acres, balance_effect_acres, effective_on, entry_id,
+       permit_no, district_project, pin, reason, feature_keys, wetland_keys, finding_id,
+       check_code AS "check", paragraph, severity, finding_message AS message, review_state
+FROM pub.balance_explain(p_parcel => $1, p_permit => $2, p_as_of => $3::date)"""
+ENTRY_FIELDS = ("measure", "entry_kind", "acres", "balance_effect_acres", "effective_on",
+                "entry_id", "permit_no", "district_project", "pin", "reason", "feature_keys",
+                "wetland_keys")
+CAUSE_FIELDS = ("finding_id", "permit_no", "pin", "paragraph", "check", "severity",
+                "message", "review_state")
 BBOX = ("CASE WHEN {g} IS NULL THEN NULL ELSE ARRAY[ST_XMin(b.e), ST_YMin(b.e), "
         "ST_XMax(b.e), ST_YMax(b.e)] END")
 NO_CACHE = {"Cache-Control": "no-cache"}
@@ -74,6 +87,14 @@ def display_pin(pin: str) -> str:
     if re.fullmatch(r"[0-9]{12}", bare):
         return f"{bare[0:2]}-{bare[2:4]}-{bare[4:6]}-{bare[6:8]}-{bare[8:12]}"
     return pin.strip()
+
+
+async def explain(conn: asyncpg.Connection, pin: str | None, no: str | None,
+                  on: dt.date | None) -> dict[str, list[dict[str, Any]]]:
+    """The explained entries and the findings that shape the figures (issue 28, point 6)."""
+    rows = await conn.fetch(EXPLAIN_SQL, pin, no, on)
+    return {"entries": [record(r, ENTRY_FIELDS) for r in rows if r["row_kind"] == "entry"],
+            "causes": [record(r, CAUSE_FIELDS) for r in rows if r["row_kind"] == "finding"]}
 
 
 def as_of_date(request: Request) -> tuple[dt.date | None, JSONResponse | None]:
@@ -149,11 +170,12 @@ async def parcel(request: Request) -> JSONResponse:
            "WHERE p.pin = $1")
     async with pool(request).acquire() as conn:
         row = await conn.fetchrow(sql, pin, *([on] if on else []))
+        why = await explain(conn, pin, None, on) if row is not None else {}
     if row is None:
         when = f" as of {on}" if on else ""
         return error(404, f"no parcel with PIN {pin}{when}")
     body = record(row, PARCEL_FIELDS)
-    body.update(as_of=plain(on), findings=row["findings"], bbox=plain(row["bbox"]))
+    body.update(as_of=plain(on), findings=row["findings"], bbox=plain(row["bbox"]), **why)
     return JSONResponse(body, headers=NO_CACHE)
 
 
@@ -184,9 +206,10 @@ async def permit(request: Request) -> JSONResponse:
             return error(404, f"no permit {no}{when}")
         findings = await conn.fetch(FINDING_SQL.format(where="permit_no = $1"), no)
         bbox = await conn.fetchval(PERMIT_EXTENT.format(bbox=BBOX.format(g="b.g")), no)
+        why = await explain(conn, None, no, on)
     body = record(row, PERMIT_FIELDS)
     body.update(as_of=plain(on), findings=[record(f, tuple(f.keys())) for f in findings],
-                bbox=plain(bbox))
+                bbox=plain(bbox), **why)
     return JSONResponse(body, headers=NO_CACHE)
 
 

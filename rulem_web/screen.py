@@ -21,6 +21,31 @@ MAX_VERTICES = 10_000
 MAX_DISTANCE_M = 100_000   # farther from the plan area than this: outside its CRS's domain
 SQFT_PER_ACRE = 43_560
 
+# What a District says beside the answer (issue 28, point 12): a screen is no decision, other
+# rules and state wetland law (the Wetland Conservation Act) may still apply, and whom to ask.
+# Defaults for the demo district; a district sets its own through RULEM_SCREEN_* variables
+# (docs/publishing.md) until they are district parameters in the database.
+NOTICE_DEFAULTS: dict[str, str] = {
+    "disclaimer": "This screen is information, not a permit decision. It reads the District's "
+                  "maps as they stand today; only a permit application reviewed by District "
+                  "staff decides whether a permit is needed and on what conditions.",
+    "other_rules": "Other District rules (stormwater, erosion control, floodplain, "
+                   "drainage systems) may apply to the same work: ask the District before "
+                   "you apply.",
+    "wetland_law": "Work in or near a wetland may also need approval under Minnesota's "
+                   "Wetland Conservation Act (WCA), administered by the local government "
+                   "unit, and a federal Section 404 permit.",
+    # no address or telephone number is guessed: the district sets its own
+    "contact": "the District's permit staff, at the District office (ask before you apply).",
+}
+
+
+def notice() -> dict[str, str]:
+    """The District's notice under every answer: the defaults, or RULEM_SCREEN_<KEY>."""
+    import os
+
+    return {k: os.environ.get(f"RULEM_SCREEN_{k.upper()}", v) for k, v in NOTICE_DEFAULTS.items()}
+
 
 class ScreenInputError(ValueError):
     """The footprint cannot be screened; the message says why in one line."""
@@ -144,8 +169,9 @@ async def screen(conn: asyncpg.Connection, plan_area: str, footprint: dict[str, 
         raise ScreenInputError(f"the footprint is not a valid polygon: {check['reason']}")
     if check["distance"] is not None and check["distance"] > MAX_DISTANCE_M:
         raise ScreenInputError(
-            f"the footprint is {check['distance'] / 1000:.0f} km from the plan area, outside "
-            f"its working CRS's domain (at most {MAX_DISTANCE_M // 1000} km)")
+            f"this footprint is {check['distance'] / 1000:,.0f} km from the District's plan "
+            "area, so Rule M does not apply to it: check that the file marks the right place "
+            "(longitude and latitude), or contact the District")
     rows = await conn.fetch(SCREEN_SQL, geometry, plan_area, footprint["impervious"],
                             footprint["alters_runoff"])
     by = {r["paragraph"]: r for r in rows}
@@ -170,4 +196,5 @@ async def screen(conn: asyncpg.Connection, plan_area: str, footprint: dict[str, 
                       "reason": r["reason"]} for r in rows],
         "wetlands": wetlands,
         "buffers": buffers,
+        "notice": notice(),
     }

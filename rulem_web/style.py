@@ -28,6 +28,10 @@ WEB_LAYERS: tuple[tuple[str, str, str], ...] = (
     ("cwmp_area", "fill", "Plan boundary"),
 )
 
+# The views a click opens (rulem_web/static/js/pick.js): every feature of them is filled, an
+# outline-only rule with an invisible fill, so a click inside it hits the feature.
+CLICKABLE = frozenset({"parcel_balance", "impact", "replacement", "buffer"})
+
 # Labels at site scales, for the map to draw (the style has no glyphs to draw text with).
 LABELS: tuple[dict[str, Any], ...] = (
     {"source": "parcel_balance", "layer": "parcel_balance", "property": "pin", "minzoom": 15},
@@ -92,6 +96,12 @@ def _layers_for(view: str, kind: str, rules: list[Mapping[str, Any]]) -> list[di
             out.append({**common, "id": f"{base}-fill", "type": "fill",
                         "filter": _all(expr, *fill_filter),
                         "paint": {"fill-color": rule["fill"], "fill-opacity": fill_opacity}})
+        elif view in CLICKABLE and kind == "fill":
+            # An outline-only rule still answers a click inside (issue 28, point 7): a fill
+            # nobody sees, which MapLibre's queryRenderedFeatures hits like any other.
+            out.append({**common, "id": f"{base}-hit", "type": "fill",
+                        "filter": _all(expr),
+                        "paint": {"fill-color": outline, "fill-opacity": 0}})
         out.append({**common, "id": f"{base}-line", "type": "line",
                     "filter": _all(expr, *([["!=", ["geometry-type"], "Point"]]
                                            if kind == "any" else [])),

@@ -10,12 +10,18 @@ of such a view is the function's answer; tipg keeps the paths, TileJSON, the til
 and the tiles of everything else (history views, other matrix sets), and the OGC API Tiles
 conformance. Query parameters tipg would honour on a tile (properties, limit, filters) do not
 apply to these tiles.
+
+One exception, for the web map's date control (issue 28, point 10): a tile of
+pub.parcel_balance with `?as_of=YYYY-MM-DD` draws the parcels by their balance as of that
+date (pub.parcel_balance_as_of), so the map recolours with the date, not only the panel.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable
+from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -31,6 +37,32 @@ WHERE p.pronamespace = 'pub'::regnamespace AND p.proname LIKE '%\\_tile'
   AND array_to_string(p.proargtypes::regtype[], ',') = 'integer,integer,integer'
   AND p.prorettype = 'bytea'::regtype
   AND has_function_privilege(p.oid, 'EXECUTE')"""
+
+
+# The parcels by their balance as of a date, as a tile like pub.parcel_balance_tile's: the
+# MVT layer named after the view, the feature id parcel_id, numbers as doubles, the pick's and
+# the labels' properties (pin, status) and the figures.
+AS_OF_SQL = """
+WITH env AS (SELECT ST_TileEnvelope($1, $2, $3) AS e),
+src AS (SELECT ST_Transform(env.e, (SELECT ST_SRID(geom) FROM pub.cwmp_area LIMIT 1)) AS w,
+               env.e FROM env)
+SELECT ST_AsMVT(t, 'parcel_balance', 4096, 'geom', 'parcel_id') FROM (
+  SELECT p.parcel_id, p.pin, p.status, p.impact_acres::float8 AS impact_acres,
+         p.required_acres::float8 AS required_acres, p.credit_acres::float8 AS credit_acres,
+         p.balance_acres::float8 AS balance_acres,
+         ST_AsMVTGeom(ST_Transform(p.geom, 3857), src.e, 4096, 64, true) AS geom
+  FROM pub.parcel_balance_as_of($4::date) p, src
+  WHERE p.geom && src.w) t WHERE t.geom IS NOT NULL"""
+AS_OF_VIEWS = frozenset({"parcel_balance"})
+
+
+def as_of(query_string: bytes) -> dt.date | None:
+    """The tile's as_of date, or None (today); a value that is no date is ignored."""
+    raw = parse_qs(query_string.decode("latin-1")).get("as_of", [""])[0]
+    try:
+        return dt.date.fromisoformat(raw) if raw else None
+    except ValueError:
+        return None
 
 
 class TileFunctions:
@@ -51,9 +83,13 @@ class TileFunctions:
             body, status = b'{"detail":"tile outside the tile matrix"}', 404
             ctype = "application/json"
         else:
+            on = as_of(scope.get("query_string", b""))
             async with scope["app"].state.pool.acquire() as conn:
-                body = await conn.fetchval(f"SELECT pub.{m.group('view')}_tile($1, $2, $3)",
-                                           z, x, y) or b""
+                if on is not None and m.group("view") in AS_OF_VIEWS:
+                    body = await conn.fetchval(AS_OF_SQL, z, x, y, on) or b""
+                else:
+                    body = await conn.fetchval(f"SELECT pub.{m.group('view')}_tile($1, $2, $3)",
+                                               z, x, y) or b""
             status, ctype = 200, MVT
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", ctype.encode()),

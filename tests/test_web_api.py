@@ -259,7 +259,7 @@ def test_screen_a_footprint_in_a_wetland(web_server) -> None:
                                                      [-93.1, 45.19], [-93.09, 45.18],
                                                      [-93.1, 45.18]]]}).encode(), "valid"),
     (json.dumps({"type": "Polygon", "coordinates": [[[10, 50], [10.01, 50], [10.01, 50.01],
-                                                     [10, 50]]]}).encode(), "domain"),
+                                                     [10, 50]]]}).encode(), "does not apply"),
     (json.dumps({"type": "Polygon", "coordinates": [[[200, 50], [201, 50], [201, 51],
                                                      [200, 50]]]}).encode(), "longitude"),
 ])

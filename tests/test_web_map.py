@@ -99,10 +99,12 @@ def _panel_figure(page: Any, field: str) -> str:
     return page.locator(f"#panel tr[data-field={field}] td").inner_text().lstrip("+")
 
 
-def _pixel_inside(page: Any, geojson: str, want: dict[str, str]) -> tuple[float, float]:
-    """A page pixel inside a polygon (lon/lat GeoJSON) where a click picks `want`: points of a
-    grid over the polygon, projected with map.project, tried from the middle outwards."""
-    found = page.evaluate("""([geometry, want]) => {
+def _pixel_inside(page: Any, geojson: str, want: dict[str, str],
+                  among: bool = False) -> tuple[float, float]:
+    """A page pixel inside a polygon (lon/lat GeoJSON) where a click picks `want` (first, or
+    `among` the permits and parcels there): points of a grid over the polygon, projected with
+    map.project, tried from the middle outwards."""
+    found = page.evaluate("""([geometry, want, among]) => {
         const map = window.rulemMap;
         const rect = map.getContainer().getBoundingClientRect();
         const pts = [];
@@ -119,13 +121,13 @@ def _pixel_inside(page: Any, geojson: str, want: dict[str, str]) -> tuple[float,
         for (const [lng, lat] of cands) {
             const p = map.project([lng, lat]);
             if (p.x < 5 || p.y < 5 || p.x > rect.width - 5 || p.y > rect.height - 5) continue;
-            const hit = window.rulemPick(p.x, p.y);
-            if (hit && Object.entries(want).every(([k, v]) => hit[k] === v)) {
+            const hits = among ? window.rulemPickAll(p.x, p.y) : [window.rulemPick(p.x, p.y)];
+            if (hits.some((hit) => hit && Object.entries(want).every(([k, v]) => hit[k] === v))) {
                 return [rect.left + p.x, rect.top + p.y];
             }
         }
         return null;
-    }""", [json.loads(geojson), want])
+    }""", [json.loads(geojson), want, among])
     assert found, f"no pixel of the map picks {want}: is the layer drawn?"
     return found[0], found[1]
 
@@ -197,6 +199,14 @@ def test_the_date_control_shows_the_balance_before_the_impact(
         arg=before.isoformat())
     for field in ("impact_acres", "required_acres", "credit_acres", "balance_acres"):
         assert _panel_figure(page, field) == f"{expected[field]:.4f}", field
+    # The map recolours too: the parcel's tile is read as of the date (issue 28, point 10).
+    assert expected["status"] != now["status"]
+    page.wait_for_function("""([pin, status]) => {
+        const map = window.rulemMap;
+        const f = map.querySourceFeatures('parcel_balance', {sourceLayer: 'parcel_balance',
+            filter: ['==', ['get', 'pin'], pin]});
+        return f.length > 0 && f.every((x) => x.properties.status === status);
+    }""", arg=[pin, expected["status"]])
     page.click("#as-of-today")
     page.wait_for_function(
         "() => document.querySelector('#panel .hint')?.textContent.includes('today')")
@@ -227,6 +237,59 @@ def test_a_pin_in_the_search_box_opens_the_parcel(page: Any, db: sa.Connection) 
     assert _panel_figure(page, "balance_acres") == f"{expected['balance_acres']:.4f}"
 
 
+def test_a_click_inside_an_outline_only_parcel_opens_it(page: Any, db: sa.Connection) -> None:
+    """Issue 28 point 7: a parcel with nothing required or counted is drawn as an outline
+    only, yet a click well inside it (not on its line) opens it."""
+    pin, geometry = db.execute(sa.text(
+        "SELECT pin, ST_AsGeoJSON(ST_Transform(geom, 4326)) FROM pub.parcel_balance "
+        "WHERE status = 'none' ORDER BY ST_Area(geom) DESC LIMIT 1")).one()
+    outline_only = page.evaluate("""() => window.rulemMap.getStyle().layers.filter(
+        (l) => l['source-layer'] === 'parcel_balance' && l.type === 'fill'
+        && l.paint['fill-opacity'] === 0).length""")
+    assert outline_only >= 1  # the status none rule draws no colour, only a hit area
+    page.evaluate("g => { const xs = [], ys = [];"
+                  " const walk = (c) => typeof c[0] === 'number' ? (xs.push(c[0]), ys.push(c[1]))"
+                  " : c.forEach(walk); walk(g.coordinates);"
+                  " window.rulemMap.fitBounds([[Math.min(...xs), Math.min(...ys)],"
+                  " [Math.max(...xs), Math.max(...ys)]], {padding: 120, duration: 0}); }",
+                  json.loads(geometry))
+    _wait_idle(page)
+    x, y = _pixel_inside(page, geometry, {"kind": "parcel", "pin": pin})
+    page.mouse.click(x, y)
+    page.wait_for_function(
+        "pin => document.querySelector('#panel h3')?.textContent === 'Parcel ' + pin", arg=pin)
+
+
+def test_a_parcel_in_deficit_shows_why(page: Any, db: sa.Connection) -> None:
+    """Issue 28 point 6: the panel lists the ledger entries behind the figures (their effects
+    sum to the balance) and the permit findings that shape them, so a parcel in deficit
+    whose cause is permit-level does not read "Findings (0)"."""
+    pin = db.execute(sa.text(
+        "SELECT pin FROM pub.parcel_balance WHERE status = 'deficit' ORDER BY pin LIMIT 1"
+    )).scalar_one()
+    causes = {r[0] for r in db.execute(sa.text(
+        "SELECT finding_id FROM pub.balance_explain(p_parcel => :p) WHERE row_kind = 'finding'"),
+        {"p": pin})}
+    own = {r[0] for r in db.execute(sa.text(
+        "SELECT f.finding_id FROM pub.finding f JOIN pub.parcel_balance p USING (parcel_id) "
+        "WHERE p.pin = :p"), {"p": pin})}
+    entries = db.execute(sa.text(
+        "SELECT count(*), sum(balance_effect_acres) FROM pub.balance_explain(p_parcel => :p) "
+        "WHERE row_kind = 'entry'"), {"p": pin}).one()
+    assert causes, f"demo parcel {pin} is in deficit with no permit finding behind it"
+    page.fill("#search-q", pin)
+    page.press("#search-q", "Enter")
+    page.wait_for_function(
+        "pin => document.querySelector('#panel h3')?.textContent === 'Parcel ' + pin", arg=pin)
+    assert page.inner_text("#panel .findings-head") == f"Findings ({len(own | causes)})"
+    assert page.locator("#panel .findings li.cause").count() == len(causes - own)
+    assert page.locator("#panel table.entries tbody tr").count() == entries[0]
+    effects = page.eval_on_selector_all(
+        "#panel table.entries tbody tr td:last-child", "tds => tds.map((t) => t.textContent)")
+    assert f"{sum(float(e) for e in effects):.4f}" == f"{entries[1]:.4f}"
+    assert f"{entries[1]:.4f}" == _panel_figure(page, "balance_acres")
+
+
 def test_site_scale_labels_and_the_layer_list(page: Any, db: sa.Connection) -> None:
     pin = _pin_display(DEMO_CASES[CASE]["pins"][0])
     x, y = db.execute(sa.text(
@@ -245,11 +308,16 @@ def test_site_scale_labels_and_the_layer_list(page: Any, db: sa.Connection) -> N
         .map((l) => window.rulemMap.getLayoutProperty(l.id, 'visibility'))""")
     assert hidden and set(hidden) == {"none"}
     box.check()
-    # A click on the permit's impact (drawn above the parcels) opens the permit.
+    # A click on the permit's impact (drawn above the parcels) opens a permit; where another
+    # permit's impact lies on the same ground (demo case 25-001), the panel offers the other.
     impact = db.execute(sa.text(
         "SELECT ST_AsGeoJSON(ST_Transform(ST_Union(geom), 4326)) FROM pub.impact "
         "WHERE permit_no = :no"), {"no": CASE}).scalar_one()
-    page.mouse.click(*_pixel_inside(page, impact, {"kind": "permit", "no": CASE}))
+    page.mouse.click(*_pixel_inside(page, impact, {"kind": "permit", "no": CASE}, among=True))
+    page.wait_for_function("() => /^Permit /.test(document.querySelector('#panel h3')"
+                           "?.textContent || '')")
+    if page.locator("#panel h3").first.inner_text() != f"Permit {CASE}":
+        page.click(f"#panel button.also-here[data-key='{CASE}']")
     page.wait_for_function(
         "no => document.querySelector('#panel h3')?.textContent === 'Permit ' + no", arg=CASE)
     # A PIN that is no parcel: one line saying so, in the panel.
@@ -288,6 +356,10 @@ def test_a_footprint_drawn_on_a_wetland_needs_a_permit(page: Any, db: sa.Connect
     reason = re.search(r"([0-9.]+) acres of CWMP wetland", page.inner_text("#screen-result"))
     assert reason, page.inner_text("#screen-result")
     assert abs(float(reason.group(1)) - SQUARE_ACRES) <= CLICK_TOLERANCE_ACRES, reason.group(0)
+    # The District's notice: a screen is no decision, other rules and WCA, whom to ask.
+    notice = page.inner_text("#screen-result .notice")
+    assert "not a permit decision" in notice and "Wetland Conservation Act" in notice
+    assert "Contact:" in notice
     # The wetland it meets is highlighted on the map.
     page.wait_for_function(
         "() => window.rulemMap.querySourceFeatures('screen-wetland').length > 0")
@@ -315,3 +387,109 @@ def test_an_uploaded_footprint_outside_the_plan_area_needs_no_permit(
     page.locator("#screen-result .error-text", has_text="footprint-utm.geojson").wait_for()
     assert "not longitude/latitude" in page.inner_text("#screen-result .error-text")
     assert page.page_errors == []
+
+
+def _new_page(page: Any, width: int, height: int, url: str) -> Any:
+    """A second page of the module's browser, at another size, ready."""
+    other = page.context.browser.new_page(viewport={"width": width, "height": height})
+    other.set_default_timeout(WAIT_MS)
+    other.goto(url)
+    other.wait_for_selector("body[data-ready=true]", state="attached")
+    return other
+
+
+def test_a_shared_link_reopens_the_view(page: Any, web_server) -> None:
+    """Issue 28 point 9: the URL carries the open permit, the zoom and the date; the same
+    link in another window opens the same view."""
+    when = "2030-06-30"
+    page.fill("#search-q", CASE)
+    page.press("#search-q", "Enter")
+    page.wait_for_function(
+        "no => document.querySelector('#panel h3')?.textContent === 'Permit ' + no", arg=CASE)
+    page.fill("#as-of", when)
+    page.dispatch_event("#as-of", "change")
+    _wait_idle(page)
+    page.wait_for_function("when => location.hash.includes('date=' + when)", arg=when)
+    link = page.url
+    assert f"permit={CASE}" in link and "zoom=" in link
+    zoom = page.evaluate("() => window.rulemMap.getZoom()")
+    other = _new_page(page, 1280, 800, link)
+    try:
+        other.wait_for_function(
+            "no => document.querySelector('#panel h3')?.textContent === 'Permit ' + no",
+            arg=CASE)
+        assert other.input_value("#as-of") == when
+        assert "as of " + when in other.inner_text("#panel .hint")
+        assert abs(other.evaluate("() => window.rulemMap.getZoom()") - zoom) < 0.01
+        # The panel's CSV: the figures shown, one row each, formula-safe text.
+        text = other.evaluate("() => window.rulemPanel.csvText()")
+        assert text.startswith("section,subject,as_of,item")
+        assert f"figure,permit {CASE},{when}," in text
+    finally:
+        other.close()
+    page.click("#as-of-today")
+
+
+def test_the_legend_is_in_the_first_view_at_1440x900(page: Any, web_server) -> None:
+    """Issue 28 point 10: at 1440 x 900 the legend's every entry is on screen unscrolled."""
+    other = _new_page(page, 1440, 900, web_server.base_url + "/")
+    try:
+        items = other.locator("#legend li")
+        assert items.count() >= 10
+        last = items.last.bounding_box()
+        first = other.locator("#legend-box").bounding_box()
+        assert first["y"] >= 0 and last["y"] + last["height"] <= 900, (first, last)
+        assert other.locator("#legend-box").is_visible()
+    finally:
+        other.close()
+
+
+def test_the_panel_is_usable_on_a_phone(page: Any, web_server) -> None:
+    """Issue 28 point 11: at 390 x 844 the controls are a bottom sheet over the map; the
+    search box, its results and the opened panel are in view, and the map still shows."""
+    other = _new_page(page, 390, 844, web_server.base_url + "/")
+    try:
+        def in_view(selector: str) -> bool:
+            box = other.locator(selector).first.bounding_box()
+            return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 40) <= 844
+        assert in_view("#search-q")
+        other.fill("#search-q", "2")   # several permits: a list of results
+        other.press("#search-q", "Enter")
+        other.locator("#search-results li button").first.wait_for()
+        assert in_view("#search-results li button")
+        other.locator("#search-results li button").first.click()
+        other.wait_for_function(
+            "() => /^Permit /.test(document.querySelector('#panel h3')?.textContent || '')")
+        assert in_view("#panel h3")
+        assert in_view("#panel tr[data-field=balance_acres]")
+        box = other.locator("#map").bounding_box()
+        assert box["width"] == 390 and box["height"] > 400
+        side = other.locator("#side").bounding_box()
+        assert side["width"] <= 390
+    finally:
+        other.close()
+
+
+def test_stored_text_is_shown_as_text(page: Any, db: sa.Connection) -> None:
+    """Everything the panel shows from stored text is text, never markup: a ledger entry's
+    reason holding a script and an image with an onerror handler shows as written and runs
+    nothing (the panel builds DOM nodes, never innerHTML)."""
+    pin = _pin_display(DEMO_CASES[CASE]["pins"][0])
+    attack = '<script>window.pwned = 1</script><img src="x" onerror="window.pwned = 1">'
+    db.execute(sa.text("SET session_replication_role = replica"))  # past the ledger's guards
+    entry = db.execute(sa.text(
+        "UPDATE ledger.entry SET reason = :a WHERE entry_id = (SELECT min(entry_id) FROM "
+        "pub.ledger_entry WHERE pin = :p) RETURNING entry_id"), {"a": attack, "p": pin}).scalar()
+    db.execute(sa.text("SET session_replication_role = DEFAULT"))
+    db.commit()
+    assert entry is not None
+    page.fill("#search-q", pin)
+    page.press("#search-q", "Enter")
+    page.wait_for_function(
+        "pin => document.querySelector('#panel h3')?.textContent === 'Parcel ' + pin", arg=pin)
+    row = page.locator(f"#panel tr[data-entry='{entry}']")
+    assert attack in row.inner_text()
+    assert page.locator("#panel script, #panel img").count() == 0
+    assert page.evaluate("() => window.pwned") is None
+    assert '"' + attack.replace('"', '""') + '"' in page.evaluate(
+        "() => window.rulemPanel.csvText()")  # one quoted CSV field

@@ -37,9 +37,9 @@ td:last-child { white-space: normal; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.total td { font-weight: 600; background: #f7f7f7; }
 .status { font-weight: 600; padding: 0 5px; border-radius: 3px; }
-.s-deficit { background: #d7301f; color: #fff; }
-.s-balanced { background: #bdbdbd; }
-.s-surplus { background: #31a354; color: #fff; }
+.s-deficit { background: #c51b7d; color: #fff; }
+.s-balanced { background: #fee08b; }
+.s-surplus { background: #1a9641; color: #fff; }
 .s-none { background: #fff; border: 1px solid #bbb; }
 .s-done { background: #31a354; color: #fff; }
 .s-partial { background: #e0a100; }

@@ -36,8 +36,8 @@ from rulem_db.reports.palette import SEVERITY_COLOURS  # noqa: E402
 if TYPE_CHECKING:
     from rulem_db.reports.tiles import Raster
 
-BALANCE_COLOURS = {"deficit": "#d7301f", "balanced": "#bdbdbd", "surplus": "#31a354",
-                   "none": "#ffffff"}
+from rulem_db.reports.palette import BALANCE_COLOURS  # noqa: E402  (the one palette)
+
 OUTLINE = "#111111"
 MAX_EDGED_PARCELS = 20_000
 # Parcels are labelled at 1:SITE_SCALE or closer, as the QGIS default styles label them

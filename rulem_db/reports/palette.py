@@ -1,4 +1,4 @@
-"""The severity palette: one look for a finding wherever it is drawn (issue 19, part 5).
+"""The palette: one colour per meaning wherever it is drawn (issue 19 part 5, issue 28 part 10).
 
 Error red, warning orange, info blue, in QGIS (sql/940_layer_styles.sql, which publishes the
 same values as pub.severity_style for the web), the report maps (reports/map.py), the report
@@ -17,4 +17,24 @@ SEVERITY_COLOURS: dict[str, str] = {
     "error": "#d7191c",
     "warning": "#d95f02",
     "info": "#2166ac",
+}
+
+# A parcel's (and the plan's) 1:1 balance status, on the web map, in QGIS (sql/940's
+# parcel_balance rules), the nightly report's map and tables (reports/map.py, html.py).
+# Deficit is magenta, not the error red: a parcel short of credit is not a finding.
+BALANCE_COLOURS: dict[str, str] = {
+    "deficit": "#c51b7d",
+    "balanced": "#fee08b",
+    "surplus": "#1a9641",
+    "none": "#ffffff",
+}
+
+# Wetland filled: an ochre of earth, not the error red (sql/940's impact rule for kind fill).
+IMPACT_FILL = "#bf812d"
+
+# Every meaning and its colour: no two meanings share one (tests/test_web_map_serving.py).
+MEANINGS: dict[str, str] = {
+    **{f"finding {k}": v for k, v in SEVERITY_COLOURS.items()},
+    **{f"balance {k}": v for k, v in BALANCE_COLOURS.items()},
+    "impact fill": IMPACT_FILL,
 }

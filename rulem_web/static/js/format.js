@@ -22,3 +22,17 @@ export function el(tag, attrs = {}, ...children) {
   }
   return node;
 }
+
+/** One CSV field: quoted when it holds a comma, quote or line break; text that a spreadsheet
+ * would run as a formula (=, +, -, @ first, not a number) is prefixed with an apostrophe. */
+export function csvField(value) {
+  if (value === null || value === undefined) return "";
+  let text = String(value);
+  if (/^[=+\-@\t\r]/.test(text) && !Number.isFinite(Number(text))) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** Rows (arrays) as CSV text, CRLF line ends (RFC 4180). */
+export function csv(rows) {
+  return rows.map((row) => row.map(csvField).join(",")).join("\r\n") + "\r\n";
+}

@@ -10,7 +10,8 @@ import { setupLabels } from "./labels.js";
 import { Panel } from "./panel.js";
 import { setupSearch } from "./search.js";
 import { setupScreen } from "./screen.js";
-import { pick } from "./pick.js";
+import { pick, pickAll } from "./pick.js";
+import { readView, writeView } from "./view.js";
 
 const maplibregl = window.maplibregl;
 const status = document.getElementById("status");
@@ -42,6 +43,8 @@ async function start() {
     attributionControl: false,
     // Keyboard: the map container takes focus, arrows pan, +/- zoom (MapLibre's handlers).
     keyboard: true,
+    // kept after drawing, so that the browser's print (the print layout) shows the map
+    canvasContextAttributes: { preserveDrawingBuffer: true },
   });
   window.rulemMap = map;
   map.addControl(new maplibregl.NavigationControl({ showCompass: false }), "top-left");
@@ -52,6 +55,24 @@ async function start() {
   });
 
   const panel = new Panel(document.getElementById("panel"), map, asOf);
+  window.rulemPanel = panel;
+  const asked = readView();
+  if (asked.date) document.getElementById("as-of").value = asked.date;
+  let restoring = true; // no URL writes until the asked view is shown
+  function saveView() {
+    if (!restoring) writeView(map, panel.current, asOf());
+  }
+  map.on("moveend", saveView);
+  const phone = window.matchMedia("(max-width: 600px)");
+  if (phone.matches) document.getElementById("legend-box").open = false;
+  document.getElementById("panel").addEventListener("panel-open", () => {
+    saveView();
+    if (phone.matches) {
+      // the bottom sheet grows and shows the panel's head
+      document.getElementById("side").classList.add("open");
+      document.getElementById("h-detail").scrollIntoView({ block: "start" });
+    }
+  });
   const planBalance = document.getElementById("plan-balance");
 
   async function showPlan() {
@@ -69,7 +90,14 @@ async function start() {
     // The whole plan area in view to start with.
     const plan = await showPlan();
     const bbox = plan && plan.bbox;
-    if (bbox) map.fitBounds([[bbox[0], bbox[1]], [bbox[2], bbox[3]]], { padding: 20, duration: 0 });
+    if (asked.center && asked.zoom !== null) {
+      map.jumpTo({ center: asked.center, zoom: asked.zoom });
+    } else if (bbox) {
+      map.fitBounds([[bbox[0], bbox[1]], [bbox[2], bbox[3]]], { padding: 20, duration: 0 });
+    }
+    recolour();
+    if (asked.target) await panel.open(asked.target, { fly: !asked.center });
+    restoring = false;
     setupLayerList(document.getElementById("layer-list"), map, style);
     await setupLegend(document.getElementById("legend"));
     setupLabels(map);
@@ -86,8 +114,8 @@ async function start() {
 
   map.on("click", (event) => {
     if (map.getContainer().classList.contains("drawing")) return;
-    const hit = pick(map, event.point);
-    if (hit) panel.open(hit);
+    const [hit, ...others] = pickAll(map, event.point);
+    if (hit) panel.open(hit, { others });
   });
   map.on("mousemove", (event) => {
     if (map.getContainer().classList.contains("drawing")) return;
@@ -95,14 +123,27 @@ async function start() {
   });
 
   const dateInput = document.getElementById("as-of");
-  dateInput.addEventListener("change", () => {
+  window.rulemView = () => readView();
+  // The parcels' colours follow the date: their tiles as of it (rulem_web/tiles.py).
+  const parcelTiles = style.sources.parcel_balance && style.sources.parcel_balance.tiles;
+  function recolour() {
+    const source = map.getSource("parcel_balance");
+    if (!source || !parcelTiles) return;
+    const when = asOf();
+    // "?as_of=" (empty: today). Known gap: back to today, the test still reads the last
+    // date's statuses from querySourceFeatures (not yet understood; issue 28 point 10)
+    source.setTiles(parcelTiles.map((t) => `${t}?as_of=${encodeURIComponent(when)}`));
+  }
+  function dateChanged() {
+    recolour();
     panel.refresh();
     showPlan();
-  });
+    saveView();
+  }
+  dateInput.addEventListener("change", dateChanged);
   document.getElementById("as-of-today").addEventListener("click", () => {
     dateInput.value = "";
-    panel.refresh();
-    showPlan();
+    dateChanged();
   });
 }
 

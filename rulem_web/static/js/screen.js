@@ -153,7 +153,17 @@ export function setupScreen(map) {
         `new impervious surface: ${answer.impervious_sqft ?? 0} ft²; ` +
         `wetlands met: ${wetlandCount} (highlighted blue), buffers met: ${bufferCount} ` +
         "(highlighted yellow)."),
+      noticeOf(answer.notice),
     );
+  }
+
+  /** The District's notice (rulem_web/screen.py): disclaimer, other rules, WCA, contact. */
+  function noticeOf(notice) {
+    if (!notice) return null;
+    return el("div", { class: "notice" },
+      ["disclaimer", "other_rules", "wetland_law", "contact"].filter((k) => notice[k])
+        .map((k) => el("p", { class: `notice-${k}` },
+          k === "contact" ? el("strong", {}, "Contact: ") : null, notice[k])));
   }
 
   startButton.addEventListener("click", () => {
