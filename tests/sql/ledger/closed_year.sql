@@ -48,7 +48,8 @@ SELECT year, tz, closing_balance_acres, entry_count, issued_by = session_user AS
 FROM ledger.issue_statement('acd-53-62', 2022);
 RESET ROLE;
 
--- a fact of 2022 recorded afterwards
+-- a fact of 2022 recorded afterwards; the run takes 22-001 too (its fill meets 22-002's, so
+-- the order of charges on that wetland may move: sql/170) and posts nothing new for it
 UPDATE core.permit SET status = 'withdrawn' WHERE permit_no = '22-002' AND valid_to IS NULL;
 SELECT ledger.start_run('queue') AS run \gset
 SELECT ledger.drain_all(:run) > 0 AS drained;
