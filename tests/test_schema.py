@@ -251,7 +251,12 @@ def test_parameters_are_seeded_with_unit_paragraph_and_date(engine: sa.Engine) -
         assert rows["buffer_min_width_ft"].rule_ref == "6(c)"
         assert rows["counted_credit_status"].value_text == "certified"
         assert rows["stormwater_share_base"].value_text == "whole_5ci_volume"  # 5(c)(ii)-(iii)
-        assert len(rows) == 26
+        # the district's own words on its documents (sql/032): text, no unit
+        district_text = {"district_name", "district_address", "district_contact",
+                         "decision_signatory", "decision_appeal_text"}
+        assert district_text <= rows.keys()
+        assert all(rows[n].value_text and rows[n].unit is None for n in district_text)
+        assert len(rows) == 26 + len(district_text)
         assert all(r.effective_on.isoformat() == "2004-01-28" for r in rows.values())
         assert conn.execute(sa.text(
             "SELECT core.param_num(1, 'marker_max_spacing_ft', '2020-01-01')")).scalar() == 200
