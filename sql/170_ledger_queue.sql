@@ -526,6 +526,26 @@ COMMENT ON FUNCTION ledger.transfer_component(bigint[], text[]) IS
   'Owners connected to some owners by credit transfers, directly or through others (the '
   'owners included).';
 
+-- The waiting change-queue rows of these owners that no other transaction holds, locked for
+-- this one (rows it locked already come back: SKIP LOCKED skips only other transactions'
+-- locks). Each lookup is an index scan of the waiting rows (ix_change_queue_waiting_permit),
+-- not a scan of the queue with its 30 days of processed rows.
+CREATE OR REPLACE FUNCTION ledger.lock_waiting_rows(p_permits bigint[], p_projects text[])
+RETURNS bigint[] LANGUAGE sql VOLATILE AS $$
+  SELECT coalesce((SELECT array_agg(q.queue_id)
+                   FROM (SELECT c.queue_id FROM ledger.change_queue c
+                         WHERE c.processed_at IS NULL AND c.permit_id = ANY(p_permits)
+                         FOR UPDATE SKIP LOCKED) q), '{}')
+      || coalesce((SELECT array_agg(q.queue_id)
+                   FROM (SELECT c.queue_id FROM ledger.change_queue c
+                         WHERE cardinality(p_projects) > 0 AND c.processed_at IS NULL
+                           AND c.district_project = ANY(p_projects)
+                         FOR UPDATE SKIP LOCKED) q), '{}')
+$$;
+COMMENT ON FUNCTION ledger.lock_waiting_rows(bigint[], text[]) IS
+  'The waiting change-queue rows of these owners that no other transaction holds, locked '
+  'FOR UPDATE for this one (ledger.drain).';
+
 CREATE OR REPLACE FUNCTION ledger.drain(p_run_id bigint, p_limit integer DEFAULT 100)
 RETURNS integer LANGUAGE plpgsql SET jit = off AS $$
 DECLARE
@@ -535,6 +555,8 @@ DECLARE
   taken bigint;
   skip_permits bigint[] := '{}';
   skip_projects text[] := '{}';
+  taken_permits bigint[];
+  taken_projects text[];
   w record;
   g record;
   x record;
@@ -590,6 +612,26 @@ BEGIN
       permits := coalesce(permits, '{}');
       projects := coalesce(projects, '{}');
     END IF;
+    -- Their rows that no other transaction holds.
+    ids := ledger.lock_waiting_rows(permits, projects);
+    IF cardinality(ids) = 0 THEN
+      -- None left: another session processed them since, or holds their rows while it waits
+      -- for an owner this transaction holds; look again without those owners. (Before the
+      -- credit-transfer step below: an owner connected by transfers, queued and posted here
+      -- for an owner whose rows another session holds, made this drain return rows taken
+      -- without the waiting rows ever moving, and drain_all loop for ever.)
+      skip_permits := skip_permits || permits;
+      skip_projects := skip_projects || projects;
+      CONTINUE;
+    END IF;
+    -- Only the owners whose rows this transaction holds are recomputed now.
+    SELECT coalesce(array_agg(DISTINCT c.permit_id) FILTER (WHERE c.permit_id IS NOT NULL), '{}'),
+           coalesce(array_agg(DISTINCT c.district_project) FILTER (WHERE c.permit_id IS NULL),
+                    '{}')
+    INTO permits, projects
+    FROM ledger.change_queue c WHERE c.queue_id = ANY(ids);
+    taken_permits := permits;
+    taken_projects := projects;
     -- Credit transfers (sql/130): the owners connected to these by transfers are recomputed
     -- with them, in this transaction: a transfer stands or falls for both its sides at once.
     -- Those not waiting in the queue are queued here, with the reason in words, and taken.
@@ -634,24 +676,11 @@ BEGIN
                                        OR (x.permit_id IS NULL
                                            AND q.district_project = x.district_project)));
     END LOOP;
-    -- Their rows (each lookup an index scan of the waiting rows, ix_change_queue_waiting_permit,
-    -- not a scan of the queue with its 30 days of processed rows; rows this transaction locked
-    -- above come back too: SKIP LOCKED skips only other transactions' locks).
-    SELECT coalesce(array_agg(q.queue_id), '{}') INTO ids
-    FROM (SELECT c.queue_id FROM ledger.change_queue c
-          WHERE c.processed_at IS NULL AND c.permit_id = ANY(permits)
-          FOR UPDATE SKIP LOCKED) q;
-    IF cardinality(projects) > 0 THEN
-      SELECT ids || coalesce(array_agg(q.queue_id), '{}') INTO ids
-      FROM (SELECT c.queue_id FROM ledger.change_queue c
-            WHERE c.processed_at IS NULL AND c.district_project = ANY(projects)
-            FOR UPDATE SKIP LOCKED) q;
-    END IF;
-    EXIT WHEN cardinality(ids) > 0;
-    -- None left: another session processed them since, or holds their rows while it waits for
-    -- an owner this transaction holds; look again without those owners.
-    skip_permits := skip_permits || permits;
-    skip_projects := skip_projects || projects;
+    -- The rows of the owners the transfers added (those queued just above among them).
+    ids := ids || ledger.lock_waiting_rows(
+      ARRAY(SELECT unnest(permits) EXCEPT SELECT unnest(taken_permits)),
+      ARRAY(SELECT unnest(projects) EXCEPT SELECT unnest(taken_projects)));
+    EXIT;
   END LOOP;
   FOR g IN
     SELECT o.plan_area_id,
