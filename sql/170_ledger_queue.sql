@@ -818,7 +818,8 @@ REVOKE ALL ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owne
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
   ledger.purge_processed_queue(), ledger.claimants_meeting(integer, geometry),
   ledger.queue_claim_change(), ledger.impacters_meeting(integer, geometry),
-  ledger.queue_charge_change(), ledger.transfer_component(bigint[], text[]) FROM PUBLIC;
+  ledger.queue_charge_change(), ledger.transfer_component(bigint[], text[]),
+  ledger.lock_waiting_rows(bigint[], text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_owners(integer),
   ledger.change_words(text, bigint, bigint), ledger.queue_owned_change(), ledger.queue_spatial_change(), ledger.queue_permit_change(),
   ledger.queue_transfer_change(), ledger.queue_plan_change(), ledger.start_run(text, integer),
@@ -826,7 +827,8 @@ GRANT EXECUTE ON FUNCTION ledger.owners_meeting(integer, geometry), ledger.all_o
   ledger.finish_run(bigint, text, text), ledger.queue_retention(),
   ledger.purge_processed_queue(), ledger.claimants_meeting(integer, geometry),
   ledger.queue_claim_change(), ledger.impacters_meeting(integer, geometry),
-  ledger.queue_charge_change(), ledger.transfer_component(bigint[], text[]) TO rulem_etl;
+  ledger.queue_charge_change(), ledger.transfer_component(bigint[], text[]),
+  ledger.lock_waiting_rows(bigint[], text[]) TO rulem_etl;
 -- An edit through schema edit (sql/950) fires the queue triggers with the editor's rights:
 -- what they call to find the owners a change meets.
 GRANT EXECUTE ON FUNCTION ledger.claimants_meeting(integer, geometry),
