@@ -26,18 +26,22 @@ SELECT c.oid, n.nspname AS schema, c.relname AS name,
        CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'table' END
          AS kind,
        obj_description(c.oid, 'pg_class') AS doc,
-       (SELECT string_agg(format('%s %s, %s', g.f_geometry_column,
-                                 coalesce(t.name, initcap(g.type)),
-                                 CASE WHEN g.srid > 0 THEN 'EPSG:' || g.srid
+       -- from the column's typmod, not geometry_columns: that view lists only what the
+       -- login may read, and the dictionary must not depend on who writes it
+       (SELECT string_agg(format('%s %s, %s', a.attname,
+                                 coalesce(t.name, initcap(postgis_typmod_type(a.atttypmod))),
+                                 CASE WHEN postgis_typmod_srid(a.atttypmod) > 0
+                                      THEN 'EPSG:' || postgis_typmod_srid(a.atttypmod)
                                       ELSE 'SRID not declared' END),
-                          '; ' ORDER BY g.f_geometry_column)
-          FROM geometry_columns g
+                          '; ' ORDER BY a.attname)
+          FROM pg_attribute a
+          JOIN pg_type ty ON ty.oid = a.atttypid AND ty.typname = 'geometry'
           LEFT JOIN (VALUES ('POINT', 'Point'), ('MULTIPOINT', 'MultiPoint'),
                             ('LINESTRING', 'LineString'), ('MULTILINESTRING', 'MultiLineString'),
                             ('POLYGON', 'Polygon'), ('MULTIPOLYGON', 'MultiPolygon'),
                             ('GEOMETRY', 'Geometry (any type)')) t(code, name)
-            ON t.code = upper(g.type)
-         WHERE g.f_table_schema = n.nspname AND g.f_table_name = c.relname) AS geometry
+            ON t.code = upper(postgis_typmod_type(a.atttypmod))
+         WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS geometry
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = :schema AND c.relkind IN ('v', 'm', 'r', 'p')
 ORDER BY c.relname
