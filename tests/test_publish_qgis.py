@@ -215,8 +215,9 @@ def test_the_shipped_project_opens_every_layer_grouped_and_renders_the_plan_area
     assert render["saved"] and PNG.stat().st_size > 10_000
     assert render["errors"] == []
     assert render["painted_share"] > 0.15  # not a blank map (0.22 without the balances)
-    r, g, b = render["probes"]["impact"]       # fill impact: red over the wetland
-    assert r > g + 60 and r > b + 60, render["probes"]
+    # fill impact: the palette's ochre (IMPACT_FILL, apart from the error red) over the wetland
+    r, g, b = render["probes"]["impact"]
+    assert r > b + 60 and r > g and g > b, render["probes"]
     r, g, b = render["probes"]["approved_wetland"]  # approved wetland: blue
     assert b > r + 40, render["probes"]
     assert render["probes"]["outside"] == [255, 255, 255]
