@@ -31,14 +31,16 @@ def _engine(url: str) -> sa.Engine:
 
 
 def _change(url: str) -> None:
-    """Move one impact (the ledger moves balances and statuses) and one parcel."""
+    """Widen one impact over wetland (the ledger moves balances and statuses) and move one
+    parcel. The impact is 24-017's, made to cover the demo wetland W-018 (100 m x 100 m), as
+    tests/test_finding_record.py does: more wetland filled, so its parcel's balance moves."""
     eng = _engine(url)
     try:
         with eng.begin() as conn:
             conn.execute(sa.text(
-                "UPDATE core.impact SET geom = ST_Multi(ST_Translate(geom, 30.0, 10.0)) "
-                "WHERE impact_id = (SELECT min(impact_id) FROM core.impact "
-                "WHERE valid_to IS NULL)"))
+                "UPDATE core.impact i SET geom = ST_Multi(ST_MakeEnvelope(491800, 5003750, "
+                "491900, 5003850, 26915)) FROM core.permit p WHERE p.permit_no = '24-017' "
+                "AND p.valid_to IS NULL AND i.permit_id = p.permit_id AND i.valid_to IS NULL"))
             conn.execute(sa.text(
                 "UPDATE core.parcel SET geom = ST_Multi(ST_Translate(geom, 8.0, 0.0)) "
                 "WHERE parcel_id = (SELECT max(parcel_id) FROM core.parcel "
