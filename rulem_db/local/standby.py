@@ -359,8 +359,11 @@ def replay_lag(primary_url: str) -> list[tuple[str, int, float | None]]:
 def wait_caught_up(primary_url: str, standby_url: str, timeout: float = 60.0) -> float:
     """Wait until the standby (any login's URL) has replayed everything the primary had
     written when called; returns the seconds it took. Raises StandbyError after `timeout`."""
+    # The insert position, not pg_current_wal_lsn() (the write position): with
+    # synchronous_commit off a transaction that has returned may not be written yet, and the
+    # standby would be "caught up" without it.
     with _session(primary_url) as cur:
-        cur.execute("SELECT pg_current_wal_lsn()::text")
+        cur.execute("SELECT pg_current_wal_insert_lsn()::text")
         target = cur.fetchone()[0]
     started = time.monotonic()
     while True:
