@@ -96,11 +96,16 @@ def _run(conn: sa.Connection) -> None:
         _group_roles(conn)
         for schema in SCHEMAS:
             conn.execute(sa.text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
+        before = set(context.get_context().get_current_heads())
         context.run_migrations()
         if _at_head() and not _generating_revision():
             # The layer catalogue first: the SQL files build each layer's objects from it.
             changed = register.write_layer_catalogue(conn)
-            sqlfiles.apply_changed(conn, force=changed)
+            # A revision that ran may have changed what the files build on (a layer's new
+            # column belongs in its pub view, which sql/900 generates from the table), though
+            # no file and no catalogue row changed: every file is applied again then too.
+            ran = set(context.get_context().get_current_heads()) != before
+            sqlfiles.apply_changed(conn, force=changed or ran)
 
 
 def _group_roles(conn: sa.Connection) -> None:
