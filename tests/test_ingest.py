@@ -54,6 +54,9 @@ def test_parcels_load_with_exact_areas_and_provenance(db_url: str, engine: sa.En
     assert all(float(r.area_acres) == 2.4711 for r in got)
     assert got[0].source_attributes == {"PIN": "01-31-23-11-0001",
                                         "OWNER": "owner of 01-31-23-11-0001"}
+    # OWNER is a common name of the owner's field: recognised without a mapping file
+    assert rows(engine, "SELECT owner_name, site_address FROM pub.parcel "
+                        "ORDER BY pin_normalized")[0] == ("owner of 01-31-23-11-0001", None)
     batch = rows(engine, "SELECT status, layer, file_name, file_sha256, source_crs, "
                          "feature_count, inserted_count FROM ops.batch")
     assert [tuple(b) for b in batch] == [("loaded", "parcel", "parcels.gpkg", batch[0][3],

@@ -204,6 +204,13 @@ LAYERS: tuple[Layer, ...] = (
             Col("pin", "text", "County parcel identification number as delivered.", True),
             Col("pin_normalized", "text",
                 "PIN with punctuation and spaces removed, upper case: the matching key.", True),
+            Col("site_address", "text",
+                "Site (situs) address as the county delivers it; what the map's search finds "
+                "a parcel by. NULL when the parcel file has none."),
+            Col("owner_name", "text",
+                "Owner (taxpayer) name as the county delivers it, a public record of the "
+                "county's parcel file; what the map's search finds a parcel by. NULL when the "
+                "parcel file has none."),
         ),
         key="pin_normalized",
         # as delivered (revision 0008) and as published (core.pin_display, revision 0025):
