@@ -308,6 +308,15 @@ PARCEL_LAYOUT: tuple[tuple[str, Ring], ...] = (
     ("R4-10", _r(2280, 1650, 2500, 2000)),
 )
 SPACED_PIN = "R1-09"  # delivered with spaces instead of dashes, to exercise normalization
+# Site addresses: the street each row fronts, the house number from the lot's position (even
+# on the south side of Main Street, odd on the north); owners are invented, several owning
+# more than one lot (the map's search finds a parcel by either).
+STREET_BY_ROW = {"R1": "Main Street", "R2": "Main Street", "R3": "Marsh View Lane",
+                 "R4": "County Road 14"}
+OWNERS = ("Anderson Family Trust", "Carlson, Erik & Maria", "Lindqvist Farms LLC",
+          "Nguyen, Thanh", "Olson, Karen", "Rice Creek Holdings LLC", "Johnson, Peter & Ruth",
+          "Schmidt Dairy Inc", "Peterson, Ole", "Hmong American Farmers Coop",
+          "Bergstrom, Linnea", "Lino Lakes Land Co", "Kowalski, Anna", "Dahl, Marcus")
 
 # Wetlands of the 2019 baseline delineation: key -> (rect, hole or None, Circular 39 type,
 # Cowardin, Eggers & Reed community, invasive-dominated, post-CWMP type, susceptibility).
@@ -1117,10 +1126,18 @@ def _build_frame(c: Collector) -> None:
           adopted_on="2004-01-28")
     c.add("central_wetland_seed", "CWS-001", rect(CENTRAL_SEED),
           name="ACD 53-62 central wetland complex (CWMP Map 2)")
-    for layout_id, ring in PARCEL_LAYOUT:
+    for i, (layout_id, ring) in enumerate(PARCEL_LAYOUT):
         pin = pin_for(layout_id)
         c.add("parcel", normalize_pin(pin), Polygon(ring), pin=pin,
-              pin_normalized=normalize_pin(pin))
+              pin_normalized=normalize_pin(pin), site_address=site_address(layout_id, ring),
+              owner_name=OWNERS[i * 5 % len(OWNERS)])
+
+
+def site_address(layout_id: str, ring: Ring) -> str:
+    """A lot's invented address: its row's street, a number from its centre's position."""
+    row = layout_id[:2]
+    number = 100 + 2 * int(Polygon(ring).centroid.x // 10) + (row in ("R2", "R4"))
+    return f"{number} {STREET_BY_ROW[row]}"
 
 
 def _build_context(c: Collector) -> None:

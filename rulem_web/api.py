@@ -1,5 +1,5 @@
 """The service's own JSON API: health, a parcel's or permit's balance with its findings, the
-plan's balance, permit search, the 2(a) screen, and the map's style and legend.
+plan's balance, permit and parcel search, the 2(a) screen, and the map's style and legend.
 
 Why beside tipg: OGC API Features answers "the rows of a view"; the map's panel needs one
 parcel's balance and its findings in one answer, as of a date, in acres rounded the way the
@@ -23,9 +23,9 @@ from rulem_web import screen, style
 
 router = APIRouter()
 
-PARCEL_FIELDS = ("pin", "parcel_id", "impact_acres", "required_acres", "credit_acres",
-                 "credit_proposed_acres", "credit_constructed_acres", "credit_hosted_acres",
-                 "balance_acres", "status")
+PARCEL_FIELDS = ("pin", "parcel_id", "site_address", "owner_name", "impact_acres",
+                 "required_acres", "credit_acres", "credit_proposed_acres",
+                 "credit_constructed_acres", "credit_hosted_acres", "balance_acres", "status")
 PERMIT_FIELDS = ("permit_no", "permit_id", "permit_status", "impact_acres", "required_acres",
                  "credit_acres", "transfer_in_acres", "transfer_out_acres",
                  "credit_proposed_acres", "credit_constructed_acres", "credit_hosted_acres",
@@ -164,9 +164,11 @@ async def parcel(request: Request) -> JSONResponse:
     # finding's PIN would be computed: seconds at state size)
     findings = FINDING_SQL.format(where="parcel_id = p.parcel_id")
     sql = (f"SELECT p.*, {BBOX.format(g='p.geom')} AS bbox, "
-           f"(SELECT coalesce(json_agg(f), '[]') FROM ({findings}) f) AS findings "
+           f"(SELECT coalesce(json_agg(f), '[]') FROM ({findings}) f) AS findings, "
+           "a.site_address, a.owner_name "
            f"FROM {source} p "
            "LEFT JOIN LATERAL (SELECT ST_Transform(ST_Envelope(p.geom), 4326) AS e) b ON true "
+           "LEFT JOIN pub.parcel a ON a.parcel_id = p.parcel_id "
            "WHERE p.pin = $1")
     async with pool(request).acquire() as conn:
         row = await conn.fetchrow(sql, pin, *([on] if on else []))
@@ -213,11 +215,16 @@ async def permit(request: Request) -> JSONResponse:
     return JSONResponse(body, headers=NO_CACHE)
 
 
+def like_fragment(q: str) -> str:
+    """`%q%` for ILIKE, with LIKE's own characters in q taken literally."""
+    return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 @router.get("/api/permits", tags=["rulem-db"])
 async def permits(request: Request) -> JSONResponse:
     """Permits whose number starts with (or contains) q: up to 20, by number."""
     q = (request.query_params.get("q") or "").strip()
-    like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    like = like_fragment(q)
     sql = f"""
     SELECT p.permit_no, {BBOX.format(g='b.g')} AS bbox
     FROM (SELECT permit_no FROM pub.permit WHERE permit_no ILIKE $1
@@ -231,6 +238,36 @@ async def permits(request: Request) -> JSONResponse:
     async with pool(request).acquire() as conn:
         rows = await conn.fetch(sql, like, like[1:])
     return JSONResponse([{"permit_no": r["permit_no"], "bbox": plain(r["bbox"])}
+                         for r in rows], headers=NO_CACHE)
+
+
+# Parcels by site address or owner (pub.parcel, delivered by the county's parcel file): a
+# fragment of at least PARCEL_QUERY_MIN characters (a two-letter query would list half the
+# owners of a county), at most PARCEL_QUERY_MAX, matched anywhere, case-insensitive, LIKE's
+# own characters escaped; the address matches first, then by address and PIN.
+PARCEL_QUERY_MIN, PARCEL_QUERY_MAX, PARCEL_MATCHES = 3, 100, 20
+PARCEL_SEARCH_SQL = f"""
+SELECT p.pin_display AS pin, p.site_address, p.owner_name, {BBOX.format(g='p.geom')} AS bbox
+FROM (SELECT pin_display, site_address, owner_name, geom,
+             (site_address ILIKE $1) AS by_address
+      FROM pub.parcel WHERE site_address ILIKE $1 OR owner_name ILIKE $1
+      ORDER BY (site_address ILIKE $1) DESC, site_address, pin_display
+      LIMIT {PARCEL_MATCHES}) p
+LEFT JOIN LATERAL (SELECT ST_Transform(ST_Envelope(p.geom), 4326) AS e) b ON true
+ORDER BY p.by_address DESC, p.site_address, p.pin_display"""
+
+
+@router.get("/api/parcels", tags=["rulem-db"])
+async def parcels(request: Request) -> JSONResponse:
+    """Parcels whose site address or owner contains q: up to 20, address matches first."""
+    q = " ".join((request.query_params.get("q") or "").split())
+    if not PARCEL_QUERY_MIN <= len(q) <= PARCEL_QUERY_MAX:
+        return error(400, f"give {PARCEL_QUERY_MIN} to {PARCEL_QUERY_MAX} characters of an "
+                          "address or an owner's name: /api/parcels?q=Main")
+    async with pool(request).acquire() as conn:
+        rows = await conn.fetch(PARCEL_SEARCH_SQL, like_fragment(q))
+    return JSONResponse([{"pin": r["pin"], "site_address": r["site_address"],
+                          "owner_name": r["owner_name"], "bbox": plain(r["bbox"])}
                          for r in rows], headers=NO_CACHE)
 
 

@@ -305,6 +305,7 @@ ROUTES = {
     "/api/parcel": ["pin", "as_of"],
     "/api/permit": ["no", "as_of"],
     "/api/permits": ["q"],
+    "/api/parcels": ["q"],
     "/api/plan": ["as_of"],
     "/tileMatrixSets/WebMercatorQuad": ["f"],
     "/conformance": ["f"],

@@ -237,6 +237,27 @@ def test_a_pin_in_the_search_box_opens_the_parcel(page: Any, db: sa.Connection) 
     assert _panel_figure(page, "balance_acres") == f"{expected['balance_acres']:.4f}"
 
 
+def test_an_address_in_the_search_box_lists_the_street_and_opens_a_parcel(
+        page: Any, db: sa.Connection) -> None:
+    """A street's name lists its parcels (address, owner, PIN); choosing one opens its panel,
+    which names the address and the owner."""
+    pin, address, owner = db.execute(sa.text(
+        "SELECT pin_display, site_address, owner_name FROM pub.parcel "
+        "WHERE site_address LIKE '%Marsh View Lane' ORDER BY pin_display LIMIT 1")).one()
+    on_street = db.execute(sa.text(
+        "SELECT count(*) FROM pub.parcel WHERE site_address ILIKE '%marsh view%' "
+        "OR owner_name ILIKE '%marsh view%'")).scalar()
+    page.fill("#search-q", "marsh view")
+    page.press("#search-q", "Enter")
+    page.wait_for_function(
+        "n => document.querySelectorAll('#search-results li button').length === n",
+        arg=min(on_street, 20))
+    page.click(f"#search-results li button:has-text('PIN {pin}')")
+    page.wait_for_function(
+        "pin => document.querySelector('#panel h3')?.textContent === 'Parcel ' + pin", arg=pin)
+    assert page.inner_text("#panel [data-field=place]") == f"{address} · {owner}"
+
+
 def test_a_click_inside_an_outline_only_parcel_opens_it(page: Any, db: sa.Connection) -> None:
     """Issue 28 point 7: a parcel with nothing required or counted is drawn as an outline
     only, yet a click well inside it (not on its line) opens it."""

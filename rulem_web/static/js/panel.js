@@ -155,11 +155,17 @@ export class Panel {
       ));
     const statusText = data.status ? (STATUS_WORDS[data.status] || data.status) : null;
     const findings = allFindings(data);
-    const parts = [
-      el("h3", {}, title),
+    const parts = [el("h3", {}, title)];
+    // the county's site address and owner, when its parcel file delivers them
+    const place = target.kind === "parcel"
+      ? [data.site_address, data.owner_name].filter(Boolean) : [];
+    if (place.length) {
+      parts.push(el("p", { class: "place", "data-field": "place" }, place.join(" · ")));
+    }
+    parts.push(
       el("p", { class: "hint" }, `1:1 replacement balance ${when}, in acres`),
       el("table", { class: "balance" }, el("tbody", {}, rows)),
-    ];
+    );
     if (statusText) {
       parts.push(el("p", {}, "Status: ",
         el("span", { class: `status-${data.status}`, "data-field": "status" }, statusText)));
