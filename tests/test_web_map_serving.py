@@ -16,7 +16,14 @@ import sqlalchemy as sa
 from web_server import web_server_fixture  # noqa: F401  (provides the `web_server` fixture)
 
 from demo.generate import DEMO_CASES
-from rulem_db.reports.palette import BALANCE_COLOURS, IMPACT_FILL, MEANINGS, SEVERITY_COLOURS
+from rulem_db.reports.palette import (
+    BALANCE_COLOURS,
+    IMPACT_FILL,
+    LAYER_COLOURS,
+    MEANINGS,
+    SEVERITY_COLOURS,
+)
+from rulem_db.reports.permit.draw import SITE_STYLE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,7 +71,8 @@ def test_parcel_tiles_as_of_a_date(web_server) -> None:
 
 def test_one_colour_per_meaning_in_every_client(web_server) -> None:
     """No two meanings share a colour, and the web style (from sql/940's rules, which QGIS's
-    styles are made of), the web page's CSS and the nightly report use palette.py's."""
+    styles are made of), the web page's CSS, the nightly report and the permit's decision
+    document use palette.py's."""
     assert len(set(MEANINGS.values())) == len(MEANINGS), MEANINGS
     style = httpx.get(web_server.base_url + "/api/style.json").json()
     fills = {layer["filter"][2] if layer["filter"][0] == "==" else "else":
@@ -75,6 +83,20 @@ def test_one_colour_per_meaning_in_every_client(web_server) -> None:
     impact = [layer["paint"]["fill-color"] for layer in style["layers"]
               if layer["id"] == "impact-1-fill"]
     assert impact == [IMPACT_FILL]
+    # the site's layers: the same fills on the web (sql/940's rules, which QGIS draws with)
+    # and on the permit's decision document
+    web_fills = {layer["id"]: layer["paint"].get("fill-color") for layer in style["layers"]
+                 if layer["type"] == "fill"}
+    for meaning, layer_id in (("wetland", "wetland-1-fill"), ("buffer", "buffer-1-fill"),
+                              ("replacement certified", "replacement-2-fill"),
+                              ("replacement constructed", "replacement-3-fill"),
+                              ("impact fill", "impact-1-fill")):
+        assert web_fills[layer_id] == LAYER_COLOURS[meaning][0], meaning
+    document = {name: face for name, (_, face, _, _) in SITE_STYLE.items()}
+    assert document == {"wetland": LAYER_COLOURS["wetland"][0],
+                        "buffer": LAYER_COLOURS["buffer"][0],
+                        "replacement": LAYER_COLOURS["replacement certified"][0],
+                        "impact": IMPACT_FILL}
     legend = httpx.get(web_server.base_url + "/api/legend").json()
     assert {e["color"] for e in legend if e["layer"] == "finding"} == set(SEVERITY_COLOURS.values())
     css = (ROOT / "rulem_web/static/app.css").read_text()

@@ -10,16 +10,17 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from rulem_db.reports.palette import SEVERITY_COLOURS  # error red, warning orange, info blue
+from rulem_db.reports.palette import LAYER_COLOURS, SEVERITY_COLOURS
 from rulem_db.reports.permit.read import PermitDocument
 
 FOOT_M = 0.3048  # metres in an international foot (the working CRS, EPSG:26915, is in metres)
-# What the map draws besides parcels and findings, bottom to top: (label, face, edge, hatch).
+# What the map draws besides parcels and findings, bottom to top: (label, face, edge, hatch),
+# in the colours QGIS and the web map draw the same layers with (palette.LAYER_COLOURS).
 SITE_STYLE = {
-    "wetland": ("wetland as of the baseline date", "#a6cee3", "#1f78b4", None),
-    "buffer": ("buffer", "#d9f0a3", "#78a22f", None),
-    "replacement": ("replacement", "#74c476", "#006d2c", None),
-    "impact": ("impact", "#fdae6b", "#a63603", "xx"),
+    "wetland": ("wetland as of the baseline date", *LAYER_COLOURS["wetland"], None),
+    "buffer": ("buffer", *LAYER_COLOURS["buffer"], None),
+    "replacement": ("replacement", *LAYER_COLOURS["replacement certified"], None),
+    "impact": ("impact", *LAYER_COLOURS["impact fill"], "xx"),
 }
 TRANSECT_COLOURS = {"pass": "#4d4d4d", "fail": None}  # a failing transect takes the error colour
 
@@ -80,7 +81,7 @@ def site_map(doc: PermitDocument, dpi: int = 150) -> bytes:
             layer = s[name]
             if len(layer) and layer.geometry.notna().any():
                 layer.plot(ax=ax, facecolor=face, edgecolor=edge, linewidth=0.8, hatch=hatch,
-                           alpha=0.85, zorder=z)
+                           alpha=0.6, zorder=z)
                 handles.append(Patch(facecolor=face, edgecolor=edge, hatch=hatch, label=label))
         trails = s["trail"]
         if len(trails) and trails.geometry.notna().any():
