@@ -162,6 +162,15 @@ def test_letterhead_addressee_property_and_decision(written: Written) -> None:
     assert written.district["district_address"] in first
     assert "Lakeview Builders Inc." in first                 # the applicant, cases.toml
     assert "22-31-22-14-0001" in first                       # its parcel's PIN
+    eng = sa.create_engine(written.url)
+    try:
+        with eng.connect() as conn:
+            address = conn.execute(sa.text(
+                "SELECT site_address FROM pub.parcel WHERE pin_display = '22-31-22-14-0001'"
+            )).scalar_one()
+    finally:
+        eng.dispose()
+    assert f"22-31-22-14-0001 ({address})" in first          # and its site address
     assert "Decision: Approved with conditions" in first
     assert "approved the application on 2024-06-11" in first
 

@@ -92,7 +92,7 @@ def read_permit(conn: sa.Connection, permit_no: str, as_of: dt.date | None = Non
                paragraph, severity, finding_message, measured_value, unit, review_state
         FROM pub.balance_explain(p_permit => :n, p_as_of => :on)""", n=permit_no, on=as_of)
     parcels = _rows(conn, """
-        SELECT x.pin_display AS pin, x.area_acres FROM pub.parcel x
+        SELECT x.pin_display AS pin, x.site_address, x.area_acres FROM pub.parcel x
         WHERE x.plan_area_id = :a AND x.pin_normalized = ANY(:pins) ORDER BY x.pin_display""",
         a=p["plan_area_id"], pins=list(p["parcel_pins"] or []))
     transfers = _rows(conn, """

@@ -314,7 +314,10 @@ def render_html(doc: PermitDocument, map_png: bytes | None, paper: str = "letter
     no = p["permit_no"]
     written = local(written_at or dt.datetime.now(dt.UTC))
     word, sentence = decision(doc)
-    pins = ", ".join(r["pin"] for r in doc.parcels) or ", ".join(p.get("parcel_pins") or [])
+    # each PIN with its site address where the county's parcel file gives one
+    pins = (", ".join(r["pin"] + (f" ({r['site_address']})" if r.get("site_address") else "")
+                      for r in doc.parcels)
+            or ", ".join(p.get("parcel_pins") or []))
     area = sum((r["area_acres"] or 0) for r in doc.parcels)
     facts = [("Permit", f"{no} (Rule M, wetland alteration)"),
              ("To (applicant)", p.get("applicant") or ""),
