@@ -32,6 +32,7 @@ one wetland layer serves all permits and geopandas computes the same thing.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import gzip
 import hashlib
 import math
@@ -224,12 +225,20 @@ SELECT 'heritage areas', count(*) FROM core.heritage_area UNION ALL
 SELECT 'credit transfers', count(*) FROM core.credit_transfer
 """
 
+# The givers' positions in one plan-wide ledger.owner_measures call (the recompute's own set
+# form), on tables analysed first: on the freshly generated tables, without
+# statistics, the planner's guesses made the ledger's lookups scans, and one
+# ledger.permit_totals call per permit took minutes at county size. A transfer stands on the
+# giver's position on its date (docs/ledger.md): givers are permits decided by then.
+TRANSFERS_ON = dt.date(2024, 6, 1)
 TRANSFERS_SQL = """
 WITH givers AS (
-  SELECT t.permit_id, t.balance_acres
-  FROM (SELECT permit_id FROM core.permit WHERE valid_to IS NULL ORDER BY permit_id) p
-  CROSS JOIN LATERAL ledger.permit_totals(p.permit_id) t
-  WHERE t.balance_acres > 0.5
+  SELECT m.permit_id
+  FROM ledger.owner_measures(1, ARRAY(SELECT permit_id FROM core.permit
+                                      WHERE valid_to IS NULL AND decided_on <= :on)) m
+  WHERE m.permit_id IS NOT NULL
+    AND m.credit_acres + m.transfer_in_acres - m.transfer_out_acres - m.required_acres > 0.5
+  ORDER BY m.permit_id
   LIMIT :n
 ), takers AS (
   SELECT permit_id, row_number() OVER (ORDER BY permit_id DESC) AS rn
@@ -237,7 +246,7 @@ WITH givers AS (
 )
 INSERT INTO core.credit_transfer (plan_area_id, from_permit_id, to_permit_id, acres,
                                   transferred_on, source_fid)
-SELECT 1, g.permit_id, t.permit_id, 0.25, DATE '2024-06-01', 'T' || g.permit_id
+SELECT 1, g.permit_id, t.permit_id, 0.25, :on, 'T' || g.permit_id
 FROM (SELECT g.*, row_number() OVER (ORDER BY g.permit_id) AS rn FROM givers g) g
 JOIN takers t ON t.rn = g.rn AND t.permit_id <> g.permit_id
 """
@@ -422,12 +431,13 @@ def run_generator(conn: sa.Connection, params: dict[str, Any], transfers: int | 
     statements = [x for x in GENERATE.split(";\n") if x.strip()
                   and (plan_area or not x.strip().startswith(PLAN_AREA_STATEMENT))]
     steps: list[tuple[str, float]] = []
-    for statement in statements + ([TRANSFERS_SQL] if transfers is not None else []):
+    for statement in statements + (["ANALYZE", TRANSFERS_SQL] if transfers is not None else []):
         code = [ln for ln in statement.strip().splitlines() if not ln.startswith("--")]
         what = " ".join(code[0].split()[:4])[:44] if code else "?"
         started = time.perf_counter()
         conn.execute(sa.text(statement),
-                     {"n": transfers} if statement is TRANSFERS_SQL else params)
+                     {"n": transfers, "on": TRANSFERS_ON} if statement is TRANSFERS_SQL
+                     else params)
         steps.append((what, time.perf_counter() - started))
         if log:
             log(f"    generate{label}: {what:<44} {steps[-1][1]:8.2f} s")
@@ -463,7 +473,8 @@ def generate_tiles(url: str, params: dict[str, Any], tiles: int, transfers: int,
         list(pool.map(one, range(tiles)))
     with db.connect(url) as conn:
         started = time.perf_counter()
-        conn.execute(sa.text(TRANSFERS_SQL), {"n": transfers})
+        conn.execute(sa.text("ANALYZE"))
+        conn.execute(sa.text(TRANSFERS_SQL), {"n": transfers, "on": TRANSFERS_ON})
         if log:
             log(f"    generate: credit transfers {time.perf_counter() - started:8.2f} s")
 
