@@ -6,7 +6,7 @@ and with --attack, 48 clients mixing tiles and items, quiet and then beside atta
 
 --attack: the p95 of a mixed load (z14 tiles of pub.parcel_balance and items of
 pub.parcel_balance by PIN) is measured once quiet, then again while attacker threads send
-what tests/test_web_attack.py sends (function calls in filters, deep nesting, oversized
+what tests/web/test_web_attack.py sends (function calls in filters, deep nesting, oversized
 bodies, malformed parameters), bounded in count and time, to the same server. Target: p95
 under attack within 2x of the quiet run, no attack request answered 5xx, the server alive.
 The result (with the load average: figures on a shared machine are only indicative) is
@@ -290,7 +290,7 @@ def run_attack(url: str, clients: int, requests: int, out: Path | None) -> bool:
         "bench/web.py --attack: "
         f"{clients} clients mixing z14 tiles of pub.parcel_balance and its items by PIN, "
         f"{per_client} requests each, quiet and then beside {ATTACKERS} attacker threads "
-        "(tests/test_web_attack.py's classes).", "",
+        "(tests/web/test_web_attack.py's classes).", "",
         f"- machine: {common.machine()}",
         f"- load average before {load_before[0]:.2f} {load_before[1]:.2f} "
         f"{load_before[2]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f} "

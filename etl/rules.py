@@ -52,7 +52,7 @@ RULES: tuple[RequiredWhen, ...] = (
 
 def stored_message(rule: RequiredWhen) -> str:
     """The rule in the words the database refuses a write with (sql/014_write_rules.sql, held
-    to this by tests/test_write_rules.py): ingest's words without the file's field."""
+    to this by tests/security/test_write_rules.py): ingest's words without the file's field."""
     return (f"{rule.what} but has no {rule.label} ({rule.column} is empty); {rule.why}; "
             f"give {rule.column} a value")
 

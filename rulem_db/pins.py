@@ -2,7 +2,7 @@
 
 Why a twin: reports and maps format PINs they read from places that hold them as delivered or
 normalized (run records, feature keys), and a label drawn in Python must read exactly as the
-table beside it. tests/test_publish_look.py holds the two to the same answers.
+table beside it. tests/publish/test_publish_look.py holds the two to the same answers.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 --     District project: its earliest status date, else today);
 --   * the baseline wetland near a window: core.wetland_layer's rule (sql/050) evaluated only
 --     for the wetland pieces (sql/105) whose box meets the window, so that a permit's measure
---     reads the few pieces around it instead of the whole plan area (tests/test_ledger_queue.py
+--     reads the few pieces around it instead of the whole plan area (tests/ledger/test_ledger_queue.py
 --     proves the pieces add up to core.wetland_layer's geometries);
 --   * null-safe geometry algebra (NULL stands for "nothing") and the ledger's parameters as of
 --     a date.

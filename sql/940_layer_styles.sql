@@ -39,7 +39,7 @@ COMMENT ON FUNCTION ops.xml_attr(text) IS 'Text escaped for an XML attribute val
 
 -- The severity palette: error red, warning orange, info blue, the same in QGIS (the finding
 -- rules below read it), the report maps and tables (rulem_db/reports/palette.py, held to this
--- view by tests/test_publish_look.py) and the web, which reads it here.
+-- view by tests/publish/test_publish_look.py) and the web, which reads it here.
 CREATE OR REPLACE VIEW pub.severity_style AS
   SELECT * FROM (VALUES
     ('error', 1, 'Error', '#d7191c', 'circle'),

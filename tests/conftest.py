@@ -19,7 +19,7 @@ import pytest
 import sqlalchemy as sa
 from pytest_postgresql.janitor import DatabaseJanitor
 from sqlalchemy.engine import URL, make_url
-from time_limit import (  # noqa: F401 - the time-limit hooks (tests/time_limit.py)
+from time_limit import (  # noqa: F401 - the time-limit hooks (tests/support/time_limit.py)
     pytest_timeout_cancel_timer,
     pytest_timeout_set_timer,
 )

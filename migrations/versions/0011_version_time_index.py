@@ -12,7 +12,7 @@ for versions opened since the last run (sql/285: `plan_area_id = $1 AND (valid_f
 valid_to >= $2)`) by the new index on valid_from, a range scan where the history index was a
 scan of every entry of the plan area. All the versions an ingest opens share one valid_from
 (the transaction's time), so the new index takes them at its right edge, deduplicated.
-tests/test_ingest_speed.py checks both plans with EXPLAIN.
+tests/ingest/test_ingest_speed.py checks both plans with EXPLAIN.
 
 Revision ID: 0011
 Revises: 0010

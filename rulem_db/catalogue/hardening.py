@@ -14,10 +14,10 @@ copy) is lost.
 
 FUNCTION_CLASSES is the classification of every function PUBLIC may execute that is not
 declared STABLE or IMMUTABLE (and of the two STABLE ones that take a transaction id): what each
-kind does and whether harden.sql takes it from PUBLIC. tests/test_hardening_functions.py holds
-a hardened database to it: every such function falls in exactly one class, and no function of a
-class that is taken is left to PUBLIC. docs/operations.md ("Functions every login may call")
-is the same table in words.
+kind does and whether harden.sql takes it from PUBLIC. tests/security/test_hardening_functions.py
+holds a hardened database to it: every such function falls in exactly one class, and no function of
+a class that is taken is left to PUBLIC. docs/operations.md ("Functions every login may call") is
+the same table in words.
 """
 
 from __future__ import annotations

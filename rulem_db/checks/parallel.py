@@ -11,7 +11,7 @@ evaluations in checks.evaluation_stage under the run's stage id (sql/280); the r
 takes them back (checks.take_staged). The permits go to the workers in guided chunks (each half
 of a worker's share of what is left), so the workers finish together.
 
-The result is the run one session would make (tests/test_checks_workers.py compares them row
+The result is the run one session would make (tests/checks/test_checks_workers.py compares them row
 for row): the same permits, the same evaluations, the same findings and outcomes.
 """
 

@@ -3,7 +3,7 @@
 Error red, warning orange, info blue, in QGIS (sql/940_layer_styles.sql, which publishes the
 same values as pub.severity_style for the web), the report maps (reports/map.py), the report
 tables (reports/html.py) and the permit's decision document (reports/permit/draw.py).
-tests/test_publish_look.py holds this dictionary to pub.severity_style.
+tests/publish/test_publish_look.py holds this dictionary to pub.severity_style.
 
 Why these values: each stands out on white paper and on a light basemap (contrast with white
 5.2:1, 3.8:1 and 5.9:1, at least the 3:1 WCAG asks of graphics; red and blue pass 4.5:1 for
@@ -43,7 +43,7 @@ LAYER_COLOURS: dict[str, tuple[str, str]] = {
     "impact fill": (IMPACT_FILL, "#67001f"),
 }
 
-# Every meaning and its colour: no two meanings share one (tests/test_web_map_serving.py).
+# Every meaning and its colour: no two meanings share one (tests/web/test_web_map_serving.py).
 MEANINGS: dict[str, str] = {
     **{f"finding {k}": v for k, v in SEVERITY_COLOURS.items()},
     **{f"balance {k}": v for k, v in BALANCE_COLOURS.items()},

@@ -423,7 +423,7 @@ def write_parcel_csv(conn: sa.Connection, path: Path, plan_area_id: int,
 
 def _write_parcel_csv(path: Path, parcels: gpd.GeoDataFrame, changed: set[int]) -> Path:
     """The same file written by pandas from the parcel frame (what write_parcel_csv must
-    equal byte for byte: tests/test_report_tiles.py)."""
+    equal byte for byte: tests/publish/test_report_tiles.py)."""
     frame = parcels[list(PARCEL_COLUMNS)].copy()
     frame["changed_since_previous_run"] = frame["parcel_id"].astype("int64").isin(
         changed).map({True: "true", False: "false"})

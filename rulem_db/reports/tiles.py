@@ -11,8 +11,8 @@ parcels whose balance status changed since that run (the two runs' kept balances
 ops.run_parcel_balance) or whose polygon changed (versions opened or closed since that run
 began), each with its neighbours: a patch is clipped to whole pixels and draws every parcel
 that reaches it in the tile's own transform and the same order, so it comes out pixel for pixel
-as a redraw of the whole tile would (tests/test_report_tiles.py). The maps then show the raster
-under the plan outline and the findings (rulem_db.reports.map).
+as a redraw of the whole tile would (tests/publish/test_report_tiles.py). The maps then show the
+raster under the plan outline and the findings (rulem_db.reports.map).
 
 Colours are the balance map's (map.BALANCE_COLOURS); parcels carry no edge at this scale (an
 edge narrower than a pixel, as map.MAX_EDGED_PARCELS decides for the vector map). Statuses are

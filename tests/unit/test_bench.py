@@ -1,5 +1,5 @@
 """The benchmark harness's own arithmetic and SQL reading (bench/common.py,
-bench/plan_area_joins.py); the run of the harness itself is in tests/test_bench.py.
+bench/plan_area_joins.py); the run of the harness itself is in tests/project/test_bench.py.
 
 Why: docs/scaling.md quotes what these compute (percentiles of latencies, the joins that do
 not equate plan_area_id); a wrong percentile or a join the reader misses would put wrong

@@ -1,5 +1,5 @@
 """The embedded cluster's tuning of postgresql.conf, on a copy in tmp_path: no cluster is
-started or reached (the tests of the running cluster are in tests/test_cluster.py).
+started or reached (the tests of the running cluster are in tests/database/test_cluster.py).
 
 Why: _tune() edits a real server's configuration; writing its block twice, or dropping a
 library someone else preloads, would break a server on its next restart.

@@ -2,9 +2,9 @@
 layer of the read-only project says in its abstract that editing goes through the edit project,
 and the edit project opens only views of schema edit, with a relation to permits.
 
-Why here too: the QGIS tests (tests/test_edit_qgis.py, tests/test_publish_qgis.py) need QGIS
-and skip without it; a project rebuilt without the note, or pointed at pub, fails here on any
-machine.
+Why here too: the QGIS tests (tests/publish/test_edit_qgis.py, tests/publish/test_publish_qgis.py)
+need QGIS and skip without it; a project rebuilt without the note, or pointed at pub, fails here on
+any machine.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The input limits read from the environment (etl.limits.Limits); the refusals they cause
-during an ingest are tested against a database in tests/test_hardening_input.py.
+during an ingest are tested against a database in tests/security/test_hardening_input.py.
 
 Why: a limit set by an operator in the environment that is misread, or silently ignored when
 it is not a number, would let a hostile file through or refuse every good one.

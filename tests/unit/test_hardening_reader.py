@@ -1,7 +1,7 @@
 """The reader child's stall and overall limits (docs/ingest.md) on a GeoPackage GDAL never
 finishes reading: opening and reading stop after the limit, the child is killed, a good file
 still reads. No database: the ingest, nightly and SIGTERM tests of the same file are in
-tests/test_hardening_reader.py.
+tests/security/test_hardening_reader.py.
 
 The bounds are generous (the stall limit here is 1 s): they only tell "stopped" from
 "spinning for ever".

@@ -1,5 +1,5 @@
 """Problem lines escape control characters (etl.problems); the refusals of real files, which
-need a database, are tested in tests/test_hardening_refusals.py.
+need a database, are tested in tests/security/test_hardening_refusals.py.
 
 Why: a file name or value carrying an escape sequence must never reach a terminal raw.
 """

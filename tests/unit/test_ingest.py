@@ -1,7 +1,7 @@
-"""The geometry of the ingest tests' fixtures (tests/ingest_helpers.py), checked without a
+"""The geometry of the ingest tests' fixtures (tests/support/ingest_helpers.py), checked without a
 database.
 
-Why: the worked answers of tests/test_ingest.py (acres, which feature is repaired and which
+Why: the worked answers of tests/ingest/test_ingest.py (acres, which feature is repaired and which
 refused) rest on these numbers; if a helper changed, those tests would fail for the wrong
 reason, or pass by accident.
 """

@@ -1,5 +1,5 @@
 """The demo's permits carry the facts the permit ingest needs (decision dates); the ingest of
-those facts is tested against a database in tests/test_ingest_permit_facts.py.
+those facts is tested against a database in tests/ingest/test_ingest_permit_facts.py.
 
 Why: a demo permit approved without a decision date would be refused by the ingest, and the
 demo load would stop half-way.

@@ -1,5 +1,5 @@
 """The reader thread of the ingest (etl.reading.ahead): order, errors and closing. The speed
-work's database guarantees are tested in tests/test_ingest_speed.py.
+work's database guarantees are tested in tests/ingest/test_ingest_speed.py.
 
 Why: ahead() reads GDAL features in a thread of its own; an item lost or reordered, an error
 swallowed, or a producer left open when the consumer stops would corrupt or hang an ingest.

@@ -1,5 +1,6 @@
 """The layer catalogue refuses a layer whose facts contradict each other, checked without a
-database; what the catalogue makes in a database is tested in tests/test_layer_catalogue.py.
+database; what the catalogue makes in a database is tested in
+tests/database/test_layer_catalogue.py.
 
 Why: the catalogue (rulem_db/catalogue/layers.py) is the one place a layer fact is written;
 a contradiction caught when the Layer is made never reaches a migration.

@@ -1,6 +1,7 @@
 """One look without a database (docs/publishing.md): the PIN display form, figures in a
 CSV as the table prints them, the report map's PIN labels at site scale. The PIN form is held
-to core.pin_display, and the palette to pub.severity_style, in tests/test_publish_look.py."""
+to core.pin_display, and the palette to pub.severity_style, in
+tests/publish/test_publish_look.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The layout of the SQL-level tests (tests/sql/<band>/<name>.sql + .out), checked without a
-database; tests/test_sql_files.py runs them.
+database; tests/database/test_sql_files.py runs them.
 
 Why: the runner finds its cases by file name, so a misnamed file, or an expected output whose
 SQL was renamed or removed, would silently test nothing.
