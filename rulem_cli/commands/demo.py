@@ -42,7 +42,6 @@ def demo_dir() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from demo import generate as demo
     from demo import load as load_demo
     from flows.nightly import reconcile_now
 
@@ -52,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     say(f"database: {config.redact(url)}")
     dbmod.migrate(owner_url, plan_area=DEMO_PLAN_AREA)
     directory = args.dir or demo_dir()
-    if _generate_if_stale(directory, (Path(demo.__file__), demo.CASES_FILE)):
+    if _generate_if_stale(directory, _generator_sources()):
         say(f"demo files generated: {directory}")
     else:
         say(f"demo files: {directory} (already generated)")
@@ -68,12 +67,20 @@ def run(args: argparse.Namespace) -> int:
     return 0 if summary.status != "failed" else 1
 
 
+def _generator_sources() -> tuple[Path, ...]:
+    """The files the demo is generated from: every module of the demo package (the generator is
+    split by layer, demo/layers/) and its cases file."""
+    from demo.cases import CASES_FILE
+
+    return (*sorted(CASES_FILE.parent.rglob("*.py")), CASES_FILE)
+
+
 def _generate_if_stale(directory: Path, sources: tuple[Path, ...]) -> bool:
     """Generate the demo files unless this generator already wrote them there.
 
     Why: a GeoPackage carries GDAL's write timestamps, so regenerated files differ byte for byte
     and would be ingested again (finding nothing changed, but slowly). The stamp is the hash of
-    the generator and its cases file, so a change to either regenerates.
+    the generator's modules and its cases file, so a change to any of them regenerates.
     """
     from demo import generate as demo
 

@@ -14,7 +14,7 @@ from checks_scenarios import cloned_database
 from hardening_helpers import DemoTemplate
 from sqlalchemy.engine import URL
 
-from demo import generate as demo
+from demo.cases import DEMO_CASES
 from rulem_db import checks, ledger
 
 # Checks whose severity follows the permit's status (docs/checks.md, decision 3): conditions of
@@ -56,19 +56,19 @@ def _got(found: dict[str, list[dict]], permit: str) -> set[tuple[str, str]]:
 @pytest.mark.slow
 def test_every_check_of_the_catalogue_has_a_finding(demo_findings) -> None:
     summary, found, catalogue, _ = demo_findings
-    assert summary.permits == len(demo.DEMO_CASES)
+    assert summary.permits == len(DEMO_CASES)
     with_findings = {(f["paragraph"], f["check_code"]) for fs in found.values() for f in fs}
     assert with_findings == set(catalogue)
-    designed = {_check(e) for case in demo.DEMO_CASES.values() for e in case["fails"]}
+    designed = {_check(e) for case in DEMO_CASES.values() for e in case["fails"]}
     assert designed == set(catalogue)  # and each was built on purpose, by name
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("permit", sorted(demo.DEMO_CASES))
+@pytest.mark.parametrize("permit", sorted(DEMO_CASES))
 def test_each_permit_fails_exactly_the_checks_it_was_built_to_fail(demo_findings,
                                                                    permit: str) -> None:
     _, found, catalogue, outcomes = demo_findings
-    case = demo.DEMO_CASES[permit]
+    case = DEMO_CASES[permit]
     expected = {_check(e) for e in case["fails"]}
     assert expected <= set(catalogue), expected - set(catalogue)
     assert _got(found, permit) == expected
@@ -90,13 +90,13 @@ def test_each_permit_fails_exactly_the_checks_it_was_built_to_fail(demo_findings
 @pytest.mark.slow
 def test_permits_built_to_pass_have_no_finding(demo_findings) -> None:
     _, found, _, outcomes = demo_findings
-    passing = [p for p, case in demo.DEMO_CASES.items() if not case["fails"]]
+    passing = [p for p, case in DEMO_CASES.items() if not case["fails"]]
     assert passing == ["24-001", "24-002", "24-003"]
     for permit in passing:
         assert permit not in found
         assert {o for (p, _, _), o in outcomes.items() if p == permit} <= {
             "pass", "not_applicable"}
-    assert set(found) <= set(demo.DEMO_CASES)  # nothing on District projects either
+    assert set(found) <= set(DEMO_CASES)  # nothing on District projects either
 
 
 @pytest.mark.slow
@@ -111,7 +111,7 @@ def test_the_demo_figures(demo_findings) -> None:
         (f,) = [f for f in found[permit] if f["check_code"] == code]
         return f
 
-    c4, c5, c6, c7 = (demo.DEMO_CASES[p] for p in ("24-004", "24-005", "24-006", "24-007"))
+    c4, c5, c6, c7 = (DEMO_CASES[p] for p in ("24-004", "24-005", "24-006", "24-007"))
     (mean,) = measured("24-004", "buffer_avg_width")
     # the unrounded transect widths average 47.4961 ft, rounded once: 47.50 (not 47.49, the
     # mean of the widths rounded to 0.01 ft), as cases.toml works it from the geometry
@@ -124,7 +124,7 @@ def test_the_demo_figures(demo_findings) -> None:
     assert measured("24-006", "heritage_upland_excavation") == [
         c6["heritage_bc_overlap_acres"]]
     assert measured("24-007", "easement_coverage") == [c7["easement_uncovered_acres"]]
-    c8 = demo.DEMO_CASES["24-008"]
+    c8 = DEMO_CASES["24-008"]
     bio = one("24-008", "biofiltration_share")
     sw = c8["stormwater"]["SW-008"]
     assert float(bio["measured_value"]) == sw["biofiltration"]
@@ -146,7 +146,7 @@ def test_the_figures_of_the_added_permits(demo_findings) -> None:
                 if f["paragraph"] == paragraph and f["check_code"] == code]
         return float(f["measured_value"]), float(f["limit_value"])
 
-    c = demo.DEMO_CASES
+    c = DEMO_CASES
     assert one("24-009", "3(e)", "type_determination") == (len(c["24-009"]["untyped_wetlands"]), 0)
     assert one("24-009", "3(e)", "functional_assessment") == (
         len(c["24-009"]["unassessed_wetlands"]), 0)
@@ -218,7 +218,7 @@ def test_the_figures_of_the_record_checks(demo_findings) -> None:
                       for f in found[permit]
                       if f["paragraph"] == paragraph and f["check_code"] == code)
 
-    c = demo.DEMO_CASES
+    c = DEMO_CASES
     assert all_of("24-004", "6(c)", "buffer_equivalence") == [(1, 0, "error")]
     assert all_of("24-004", "9", "abandonment_petition") == [(1, 0, "error")]
     assert all_of("24-005", "6(b)", "marker_design") == [(1, 0, "error")]

@@ -18,7 +18,8 @@ from checks_scenarios import cloned_database
 from hardening_helpers import DemoTemplate
 from sqlalchemy.engine import URL
 
-from demo import generate as demo
+from demo.cases import DEMO_CASES, PLAN_FACTS
+from demo.layers.frame import pin_for
 from rulem_db import ledger
 
 CLOSE = Decimal("0.0001")  # the demo states acres to 4 decimals, rounded from exact areas
@@ -39,10 +40,10 @@ def _near(got: Decimal, want: float) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("permit", sorted(demo.DEMO_CASES))
+@pytest.mark.parametrize("permit", sorted(DEMO_CASES))
 def test_each_permit_carries_the_demo_figures(demo_ledger, permit: str) -> None:
     engine, _, _ = demo_ledger
-    case = demo.DEMO_CASES[permit]
+    case = DEMO_CASES[permit]
     with engine.connect() as conn:
         row = s.permit_rows(conn)[permit]
         hosted = dict(conn.execute(sa.text(
@@ -57,7 +58,7 @@ def test_each_permit_carries_the_demo_figures(demo_ledger, permit: str) -> None:
     assert _near(row["balance_acres"], case["balance_acres"]), row
     assert _near(row["credit_proposed_acres"], case.get("proposed_acres", 0.0)), row
     assert _near(row["credit_constructed_acres"], case.get("constructed_acres", 0.0)), row
-    expected = {demo.pin_for(layout_id): acres
+    expected = {pin_for(layout_id): acres
                 for layout_id, acres in case["credit_by_parcel_acres"].items()}
     assert set(hosted) == set(expected), (hosted, expected)
     assert all(_near(hosted[pin], acres) for pin, acres in expected.items())
@@ -73,14 +74,14 @@ def test_plan_balance_district_project_identity_idempotence_and_as_of(demo_ledge
         t1 = s.clock(conn)
     assert parcels_sum == plan_exact
     assert _near(plan["district_project_credit_acres"],
-                 demo.PLAN_FACTS["district_project_credit_acres"])
+                 PLAN_FACTS["district_project_credit_acres"])
     assert ledger.recompute(url).entries == 0
     assert ledger.recompute(url, all=True).entries == 0
     with engine.begin() as conn:          # the re-delineation is rejected after all
         conn.execute(sa.text(
             "UPDATE core.delineation SET status = 'rejected', rejected_on = DATE '2025-10-01' "
             "WHERE delineation_no = :d AND valid_to IS NULL"),
-            {"d": demo.PLAN_FACTS["redelineation"]})
+            {"d": PLAN_FACTS["redelineation"]})
     # 24-001 is measured on its 2024 baseline: rejecting a 2025 delineation moves nothing of
     # it; 25-001's cell, which D-2025-03 mapped as upland after it was built, counts again
     rejected = ledger.recompute(url, with_posted=True)

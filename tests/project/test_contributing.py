@@ -24,7 +24,7 @@ from checks_scenarios import (  # noqa: F401  (the fixtures)
 )
 from test_checks_rule_doc import named_lines, sections
 
-from demo import generate as demo
+from demo.cases import DEMO_CASES
 from rulem_db.catalogue import checks_doc, datadict, sqlfiles
 from rulem_db.paths import ROOT, SQL_DIR
 
@@ -117,7 +117,7 @@ def test_a_check_added_by_the_recipe_is_run_and_the_tests_name_the_other_steps(
     # Step 4: every check has a demo permit built to fail it (test_checks_demo.py); not this one.
     catalogue = set(conn.execute(sa.text(
         "SELECT paragraph, check_code FROM checks.rule_check WHERE retired_at IS NULL")).all())
-    designed = {tuple(e.split(" ")) for case in demo.DEMO_CASES.values() for e in case["fails"]}
+    designed = {tuple(e.split(" ")) for case in DEMO_CASES.values() for e in case["fails"]}
     assert catalogue - designed == {(check.paragraph, check.check_code)}
 
     # Not touched: a check function is not published, so the data dictionary stays as it was.

@@ -35,14 +35,14 @@ from hardening_helpers import DemoTemplate
 from role_logins import as_login_url, role_logins
 from sqlalchemy.engine import URL
 
-from demo import generate as demo
+from demo.cases import DEMO_CASES
 from rulem_cli import main as cli
 from rulem_db import checks, ledger
 
 pytestmark = pytest.mark.slow
 PERMIT = "24-004"
 PENDING = "24-009"
-CASE = demo.DEMO_CASES[PERMIT]
+CASE = DEMO_CASES[PERMIT]
 AS_OF = "2024-06-30"
 
 

@@ -25,10 +25,26 @@ from shapely.geometry.base import BaseGeometry
 from shapely.ops import linemerge, unary_union
 
 from demo import generate as demo
+from demo.cases import DEMO_CASES, PLAN_FACTS
+from demo.collector import file_field
+from demo.county import (
+    COUNTY_MARGIN_M,
+    anoka_outline,
+    counties_dump_path,
+    parse_counties_dump,
+    plan_area_geometry,
+)
+from demo.geometry import ACRE_M2, FT_M, PLAN_NAME, SQFT_PER_M2, to_local, to_world
+from demo.layers.frame import PARCEL_LAYOUT, normalize_pin
+from demo.layers.monitoring import MONITORING_DAY
+from demo.layers.plan_records import UNBACKED_TRANSFERS
+from demo.layers.stormwater import TR55_COVER, curve_number, runoff_in
+from demo.layers.wetlands import UNASSESSED_WETLANDS
+from demo.sites import CROSSES_PLAN, OUTSIDE_PLAN_MAX_M
 from rulem_db.catalogue.layers import BY_NAME, FUNCTION_RATINGS, LAYERS, load_order
 
-ACRE = demo.ACRE_M2
-FT = demo.FT_M
+ACRE = ACRE_M2
+FT = FT_M
 FACTOR = {"fill": 1.0, "excavate": 1.0, "drain_full": 1.0, "drain_partial": 0.5}
 RANKS = ("A", "AB", "B", "BC", "C", "CD", "D", "unranked")
 AT_LEAST_BC = set(RANKS[: RANKS.index("BC") + 1])
@@ -36,7 +52,7 @@ LIMITS = {"high": (0.0, 0.0), "moderate": (0.5, 2.0), "slight": (1.0, 14.0),
           "least": (None, 21.0)}
 BASELINE = "D-2019-01"
 MARKER_TOL_M = 10 * FT
-CASES = sorted(demo.DEMO_CASES)
+CASES = sorted(DEMO_CASES)
 
 
 @dataclass
@@ -64,7 +80,7 @@ def _read(files: demo.DemoFiles) -> Demo:
     local = {}
     for name, gdf in world.items():
         moved = gdf.copy()
-        moved["geometry"] = [demo.to_local(g) for g in gdf.geometry]
+        moved["geometry"] = [to_local(g) for g in gdf.geometry]
         local[name] = moved
     rows = {}
     for name, path in files.csv.items():
@@ -173,7 +189,7 @@ def test_every_spatial_layer_with_catalogue_type_and_crs(d: Demo) -> None:
 
 def test_fields_follow_the_catalogue(d: Demo) -> None:
     for layer in LAYERS:
-        expected = ["feature_key"] + [demo.file_field(c) for c in layer.columns]
+        expected = ["feature_key"] + [file_field(c) for c in layer.columns]
         if layer.geometry:
             got = [c for c in d.world[layer.name].columns if c != "geometry"]
         else:
@@ -187,7 +203,7 @@ def test_required_and_coded_values(d: Demo) -> None:
     for layer in LAYERS:
         for f in d.features(layer.name):
             for col in layer.columns:
-                value = f[demo.file_field(col)]
+                value = f[file_field(col)]
                 empty = _blank(value)
                 assert not (col.required and empty), (layer.name, f["feature_key"], col.name)
                 if col.codes and not empty:
@@ -199,7 +215,7 @@ def test_text_conventions(d: Demo) -> None:
     for layer in LAYERS:
         for f in d.features(layer.name):
             for col in layer.columns:
-                value = f[demo.file_field(col)]
+                value = f[file_field(col)]
                 if col.kind == "date" and not _blank(value):
                     assert iso.match(value), (layer.name, col.name, value)
                 if col.kind == "bool" and not layer.geometry:
@@ -219,14 +235,14 @@ def test_every_reference_resolves(d: Demo) -> None:
             if not col.ref_layer:
                 continue
             for f in d.features(layer.name):
-                value = f[demo.file_field(col)]
+                value = f[file_field(col)]
                 if not _blank(value):
                     assert value in keys[col.ref_layer], (layer.name, col.name, value)
 
 
 def test_manifest_load_order_respects_references(d: Demo) -> None:
     manifest = json.loads(d.files.manifest.read_text())
-    assert manifest["plan_area"] == demo.PLAN_NAME and manifest["crs"] == "EPSG:26915"
+    assert manifest["plan_area"] == PLAN_NAME and manifest["crs"] == "EPSG:26915"
     order = [e["layer"] for e in manifest["load_order"]]
     assert order[:11] == ["cwmp_area", "central_wetland_seed", "parcel", "heritage_area",
                           "figure5_area", "soil", "permit", "delineation", "wetland",
@@ -240,20 +256,20 @@ def test_manifest_load_order_respects_references(d: Demo) -> None:
                 assert order.index(col.ref_layer) < order.index(layer.name), col.name
         assert (d.files.out_dir / entry["file"]).exists()
         assert entry["features"] == len(list(d.features(layer.name)))
-    assert set(manifest["tr55_cover"]) == set(demo.TR55_COVER)
+    assert set(manifest["tr55_cover"]) == set(TR55_COVER)
 
 
 # ------------------------------------------------------------------------------------------
 # Placement and the parcel fabric
 # ------------------------------------------------------------------------------------------
 def test_plan_area_well_inside_anoka_county(d: Demo) -> None:
-    path = demo.counties_dump_path()
+    path = counties_dump_path()
     if not path.exists():
         pytest.skip(f"shared data not found: {path}")
-    county = demo.anoka_outline()
+    county = anoka_outline()
     plan = d.world["cwmp_area"].geometry.iloc[0]
     assert county.contains(plan)
-    assert county.boundary.distance(plan) > demo.COUNTY_MARGIN_M
+    assert county.boundary.distance(plan) > COUNTY_MARGIN_M
     for name, gdf in d.world.items():  # even the replacement that crosses the plan's edge
         assert all(county.covers(g) for g in gdf.geometry), name
     assert json.loads(d.files.manifest.read_text())["inside_anoka_county_by_m"] > 1000
@@ -263,23 +279,23 @@ def test_only_the_designed_replacement_crosses_the_plan(d: Demo) -> None:
     """Everything lies inside the plan area but 24-011's basin (7(c)), and that only by a
     strip: ingest takes the part inside and warns."""
     plan = d.local["cwmp_area"].geometry.iloc[0]
-    wide = plan.buffer(demo.OUTSIDE_PLAN_MAX_M, join_style=2)
+    wide = plan.buffer(OUTSIDE_PLAN_MAX_M, join_style=2)
     for name, gdf in d.local.items():
         for r in gdf.to_dict("records"):
             if plan.covers(r["geometry"]):
                 continue
-            assert name == "replacement" and r["permit_key"] in demo.CROSSES_PLAN, name
+            assert name == "replacement" and r["permit_key"] in CROSSES_PLAN, name
             assert wide.covers(r["geometry"]) and plan.intersects(r["geometry"])
 
 
 def test_counties_dump_parses() -> None:
     import gzip
 
-    path = demo.counties_dump_path()
+    path = counties_dump_path()
     if not path.exists():
         pytest.skip(f"shared data not found: {path}")
     with gzip.open(path, "rt", encoding="utf-8") as f:
-        rows = demo.parse_counties_dump(f.read())
+        rows = parse_counties_dump(f.read())
     assert len(rows) == 7
     attrs, geom = rows["003"]
     assert attrs["co_name"] == "ANOKA" and geom.is_valid
@@ -287,13 +303,13 @@ def test_counties_dump_parses() -> None:
 
 
 def test_plan_area_size() -> None:
-    plan = demo.to_local(demo.plan_area_geometry())
+    plan = to_local(plan_area_geometry())
     assert plan.equals(box(0, 0, 2500, 2000))
 
 
 def test_parcels_tile_the_plan_without_overlap(d: Demo) -> None:
     parcels = list(d.local["parcel"].geometry)
-    assert len(parcels) == demo.PLAN_FACTS["parcel_count"]
+    assert len(parcels) == PLAN_FACTS["parcel_count"]
     for i, a in enumerate(parcels):
         for b in parcels[i + 1:]:
             assert a.intersection(b).area < 1e-6
@@ -305,7 +321,7 @@ def test_pins_look_like_anoka_pins(d: Demo) -> None:
     raw = re.compile(r"^\d{2}[- ]31[- ]22[- ][1-4]{2}[- ]\d{4}$")
     for f in d.features("parcel"):
         assert raw.match(f["pin"]), f["pin"]
-        assert f["pin_normalized"] == demo.normalize_pin(f["pin"]) == f["feature_key"]
+        assert f["pin_normalized"] == normalize_pin(f["pin"]) == f["feature_key"]
     assert any(" " in f["pin"] for f in d.features("parcel"))
 
 
@@ -317,8 +333,8 @@ def test_central_and_isolated_wetlands(d: Demo) -> None:
     wet = {f["feature_key"]: f["geometry"] for f in d.features("wetland")
            if f["delineation_key"] == BASELINE}
     is_central = {k for k, g in wet.items() if g.intersection(central).area > 0}
-    assert is_central == set(demo.PLAN_FACTS["central_wetlands"])
-    assert set(wet) - is_central == set(demo.PLAN_FACTS["isolated_wetlands"])
+    assert is_central == set(PLAN_FACTS["central_wetlands"])
+    assert set(wet) - is_central == set(PLAN_FACTS["isolated_wetlands"])
     seed = _union(f["geometry"] for f in d.features("central_wetland_seed"))
     assert not wet["W-006"].intersects(seed.buffer(50))  # central only through its ditch
 
@@ -353,12 +369,12 @@ def _baseline_on(row: dict[str, str]) -> str:
 
 
 def _fails(permit: str, check: str) -> bool:
-    return check in demo.DEMO_CASES[permit]["fails"]
+    return check in DEMO_CASES[permit]["fails"]
 
 
 def test_permit_status_and_dates(d: Demo) -> None:
     for permit in CASES:
-        row, case = _permit_row(d, permit), demo.DEMO_CASES[permit]
+        row, case = _permit_row(d, permit), DEMO_CASES[permit]
         assert row["status"] == case.get("status", "approved"), permit
         decided = row["status"] in ("approved", "expired")
         assert bool(row["decided_on"]) == bool(row["tep_on"]) == bool(row["expires_on"]) \
@@ -367,7 +383,7 @@ def test_permit_status_and_dates(d: Demo) -> None:
         if "baseline_on" in case:
             assert row["baseline_on"] == case["baseline_on"], permit
     # checks.md: declarations and easements are warnings only before the decision
-    for permit, case in demo.DEMO_CASES.items():
+    for permit, case in DEMO_CASES.items():
         assert set(case.get("warnings", ())) <= set(case["fails"]), permit
 
 
@@ -379,7 +395,7 @@ def test_delineation_as_of_the_baseline(d: Demo, permit: str) -> None:
                       if f["status"] == "approved" and f["approved_on"] <= on
                       and not _blank(f["tep_reviewed_on"]))
     outside = _site_parcels(d, permit).difference(reviewed).area / ACRE
-    assert _close(outside, demo.DEMO_CASES[permit].get("undelineated_acres", 0.0)), outside
+    assert _close(outside, DEMO_CASES[permit].get("undelineated_acres", 0.0)), outside
     assert (outside > 0) == _fails(permit, "3(e) delineation_approved")
 
 
@@ -393,7 +409,7 @@ def _site_wetlands(d: Demo, permit: str) -> dict[str, dict]:
 
 @pytest.mark.parametrize("permit", CASES)
 def test_submittals(d: Demo, permit: str) -> None:
-    case, row = demo.DEMO_CASES[permit], _permit_row(d, permit)
+    case, row = DEMO_CASES[permit], _permit_row(d, permit)
     site = _site_wetlands(d, permit)
     assessed = {r["wetland_key"] for r in d.rows["functional_assessment"]}
     untyped = sorted(k for k, f in site.items() if _blank(f["circular39_type"]))
@@ -422,7 +438,7 @@ def test_submittals(d: Demo, permit: str) -> None:
 def test_every_wetland_assessed_but_the_designed_gap(d: Demo) -> None:
     assessed = {r["wetland_key"] for r in d.rows["functional_assessment"]}
     wetlands = {f["feature_key"] for f in d.features("wetland")}
-    assert wetlands - assessed == set(demo.UNASSESSED_WETLANDS) == {"W-019"}
+    assert wetlands - assessed == set(UNASSESSED_WETLANDS) == {"W-019"}
     untyped = {f["feature_key"] for f in d.features("wetland") if _blank(f["circular39_type"])}
     assert untyped == {"W-019"}
     keys = sorted(r["feature_key"] for r in d.rows["functional_assessment"])
@@ -536,7 +552,7 @@ def _transfers(d: Demo, permit: str) -> tuple[float, float]:
 
 @pytest.mark.parametrize("permit", CASES)
 def test_ledger_numbers(d: Demo, permit: str) -> None:
-    case = demo.DEMO_CASES[permit]
+    case = DEMO_CASES[permit]
     impact = _impact_acres(d, permit)
     credit = _credit_geometry(d, permit).area / ACRE
     t_in, t_out = _transfers(d, permit)
@@ -561,11 +577,11 @@ def test_ledger_numbers(d: Demo, permit: str) -> None:
 @pytest.mark.parametrize("permit", CASES)
 def test_credit_by_parcel(d: Demo, permit: str) -> None:
     credit = _credit_geometry(d, permit)
-    layout = dict(demo.PARCEL_LAYOUT)
+    layout = dict(PARCEL_LAYOUT)
     hosted = {pid: credit.intersection(Polygon(layout[pid])).area / ACRE
-              for pid in demo.DEMO_CASES[permit]["parcels"]}
+              for pid in DEMO_CASES[permit]["parcels"]}
     hosted = {k: v for k, v in hosted.items() if v > 0}
-    expected = demo.DEMO_CASES[permit]["credit_by_parcel_acres"]
+    expected = DEMO_CASES[permit]["credit_by_parcel_acres"]
     assert set(hosted) == set(expected)
     assert all(_close(hosted[k], expected[k]) for k in expected)
 
@@ -575,12 +591,12 @@ def test_other_replacement_states_and_district_project(d: Demo) -> None:
         return sum(f["geometry"].area for f in d.of_permit("replacement", permit)
                    if f["status"] == status) / ACRE
 
-    assert _close(area("24-005", "constructed"), demo.DEMO_CASES["24-005"]["constructed_acres"])
-    assert _close(area("24-007", "proposed"), demo.DEMO_CASES["24-007"]["proposed_acres"])
+    assert _close(area("24-005", "constructed"), DEMO_CASES["24-005"]["constructed_acres"])
+    assert _close(area("24-007", "proposed"), DEMO_CASES["24-007"]["proposed_acres"])
     district = [f for f in d.features("replacement") if not _blank(f["district_project"])]
     assert len(district) == 1 and _blank(district[0]["permit_key"])
     assert _close(_credit_geometry(d, None).area / ACRE,
-                  demo.PLAN_FACTS["district_project_credit_acres"])
+                  PLAN_FACTS["district_project_credit_acres"])
 
 
 def test_replacement_records(d: Demo) -> None:
@@ -597,13 +613,13 @@ def test_replacement_records(d: Demo) -> None:
     certified = {k for k, f in replacement.items() if f["status"] == "certified"}
     monitoring = d.rows["replacement_monitoring"]
     assert {m["replacement_key"] for m in monitoring} == certified
-    years = demo.PLAN_FACTS["monitoring_years"]
+    years = PLAN_FACTS["monitoring_years"]
     for key in certified:
         f = replacement[key]
         first = int(f["certified_on"][:4])
-        case = demo.DEMO_CASES.get(f["permit_key"], {}) if not _blank(f["permit_key"]) else {}
+        case = DEMO_CASES.get(f["permit_key"], {}) if not _blank(f["permit_key"]) else {}
         skipped = set(case.get("monitoring_missing_years", ()))
-        visits = {y: max(f"{y}-{demo.MONITORING_DAY}", f["certified_on"] if y == first else "")
+        visits = {y: max(f"{y}-{MONITORING_DAY}", f["certified_on"] if y == first else "")
                   for y in range(first, first + years)}
         expected = sorted(y for y, on in visits.items() if on <= today and y not in skipped)
         got = [m for m in monitoring if m["replacement_key"] == key]
@@ -612,8 +628,8 @@ def test_replacement_records(d: Demo) -> None:
         assert all(m["observed_on"] == visits[int(m["monitoring_year"])] for m in got), key
         assert all(f["certified_on"] <= m["observed_on"] <= today for m in got), key
     not_met = [m for m in monitoring if m["outcome"] == "not_met"]
-    assert len(not_met) == demo.PLAN_FACTS["monitoring_not_met"]
-    for case_no, case in demo.DEMO_CASES.items():
+    assert len(not_met) == PLAN_FACTS["monitoring_not_met"]
+    for case_no, case in DEMO_CASES.items():
         failed = [f"{m['monitoring_year']} {m['performance_standard'].split(':')[0]}"
                   for m in not_met if wetland[m["replacement_key"]]["permit_key"] == case_no]
         assert tuple(failed) == case.get("monitoring_not_met", ())
@@ -621,14 +637,14 @@ def test_replacement_records(d: Demo) -> None:
         assert bool(case.get("monitoring_missing_years")) == _fails(case_no,
                                                                     "7(e) monitoring_due")
     sureties = d.rows["financial_assurance"]
-    assert len(sureties) == demo.PLAN_FACTS["sureties"]
+    assert len(sureties) == PLAN_FACTS["sureties"]
     assert sorted(s["replacement_key"] for s in sureties) == sorted(wetland)
     held = [s for s in sureties if _blank(s["released_on"])]
-    assert len(held) == demo.PLAN_FACTS["sureties_held"]
+    assert len(held) == PLAN_FACTS["sureties_held"]
     [surety_4] = [s for s in held if s["permit_key"] == "24-004"]
-    assert float(surety_4["amount"]) == demo.DEMO_CASES["24-004"]["surety_held_usd"]
+    assert float(surety_4["amount"]) == DEMO_CASES["24-004"]["surety_held_usd"]
     for s in sureties:
-        permit, case = _permit_row(d, s["permit_key"]), demo.DEMO_CASES[s["permit_key"]]
+        permit, case = _permit_row(d, s["permit_key"]), DEMO_CASES[s["permit_key"]]
         assert s["posted_on"] == case.get("surety_posted_on", permit["decided_on"])
         if not _blank(s["released_on"]):  # released before its monitoring years were met
             assert s["released_on"] == wetland[s["replacement_key"]]["certified_on"]
@@ -661,7 +677,7 @@ def test_conditions_and_tep_dates(d: Demo) -> None:
             if late:
                 days = (dt.date.fromisoformat(row["tep_on"])
                         - dt.date.fromisoformat(row["decided_on"])).days
-                assert days == demo.DEMO_CASES[permit]["tep_after_decision_days"]
+                assert days == DEMO_CASES[permit]["tep_after_decision_days"]
 
 
 def _records(d: Demo, permit: str, kind: str) -> list[dict[str, str]]:
@@ -673,7 +689,7 @@ def _records(d: Demo, permit: str, kind: str) -> list[dict[str, str]]:
 def test_permit_records(d: Demo, permit: str) -> None:
     """The permit records (docs/rule-m.md) a case needs, from the files: each designed gap or
     figure is a check the case fails, and none other."""
-    case, row = demo.DEMO_CASES[permit], _permit_row(d, permit)
+    case, row = DEMO_CASES[permit], _permit_row(d, permit)
     decided = row["status"] in ("approved", "expired")
     impacts = d.of_permit("impact", permit)
     corps = [r for r in _records(d, permit, "corps_approval") if r["approved_on"]]
@@ -727,7 +743,7 @@ def test_permit_records(d: Demo, permit: str) -> None:
 
 
 def test_permit_record_count() -> None:
-    assert len(demo.build()["permit_record"]) == demo.PLAN_FACTS["permit_records"]
+    assert len(demo.build()["permit_record"]) == PLAN_FACTS["permit_records"]
 
 
 def test_transfers_within_surplus(d: Demo) -> None:
@@ -744,7 +760,7 @@ def test_transfers_within_surplus(d: Demo) -> None:
         assert given <= surplus + 0.00005, giver
     fallen = {(r["from_permit_key"], r["to_permit_key"]) for r in d.rows["credit_transfer"]} - {
         (r["from_permit_key"], r["to_permit_key"]) for r in _standing(d)}
-    assert fallen == demo.UNBACKED_TRANSFERS
+    assert fallen == UNBACKED_TRANSFERS
     for _giver, taker in fallen:
         assert _fails(taker, "7(b) transfer_unbacked")
 
@@ -770,7 +786,7 @@ def test_replacement_location_and_type(d: Demo, permit: str | None) -> None:
                                if not _blank(z["planned_type"])
                                and z["planned_type"] != f["planned_type"])
                 other_type += g.intersection(other).area
-    case = demo.DEMO_CASES[permit] if permit else {"fails": ()}
+    case = DEMO_CASES[permit] if permit else {"fails": ()}
     for area, key, check in ((out_plan, "outside_plan_acres", "replacement_outside_plan_area"),
                              (out_zones, "outside_figure5_acres", "replacement_outside_figure5"),
                              (other_type, "other_type_acres", "replacement_type_figure5")):
@@ -796,14 +812,14 @@ def test_heritage_cases(d: Demo) -> None:
                   and f["rank"] not in AT_LEAST_BC)
     assert {f["rank"] for f in ha} >= {"BC", "C", "B"}
     for permit in CASES:
-        case = demo.DEMO_CASES[permit]
+        case = DEMO_CASES[permit]
         hit = _union(f["geometry"] for f in d.of_permit("impact", permit)).intersection(wet_ha)
         dug = _union(f["geometry"] for f in d.of_permit("replacement", permit)
                      if f["component"] == "wetland").intersection(up_bc)
         assert _close(hit.area / ACRE, case.get("heritage_b_impact_acres", 0.0)), permit
         assert _close(dug.area / ACRE, case.get("heritage_bc_overlap_acres", 0.0)), permit
     c_dug = _union(f["geometry"] for f in d.of_permit("replacement", "24-002")).intersection(up_c)
-    assert _close(c_dug.area / ACRE, demo.DEMO_CASES["24-002"]["heritage_c_overlap_acres"])
+    assert _close(c_dug.area / ACRE, DEMO_CASES["24-002"]["heritage_c_overlap_acres"])
 
 
 # ------------------------------------------------------------------------------------------
@@ -856,7 +872,7 @@ def _first_run(hit: BaseGeometry, start: Point) -> float:
 
 @pytest.mark.parametrize("permit", CASES)
 def test_buffer_widths(d: Demo, permit: str) -> None:
-    stated = demo.DEMO_CASES[permit]["buffer"]
+    stated = DEMO_CASES[permit]["buffer"]
     if stated is None:
         assert not d.of_permit("buffer", permit)
         assert _protected_edge(d, permit).length == 0
@@ -871,14 +887,14 @@ def test_buffer_widths(d: Demo, permit: str) -> None:
 
 
 def test_narrow_buffer_numbers(d: Demo) -> None:
-    stated = demo.DEMO_CASES["24-004"]["buffer"]
+    stated = DEMO_CASES["24-004"]["buffer"]
     buffer = _union(f["geometry"] for f in d.of_permit("buffer", "24-004"))
     narrow = buffer.intersection(box(1150, 0, 1250, 2000))
     assert abs(narrow.area / stated["narrow_length_m"] / FT - stated["narrow_width_ft"]) < 1e-6
     plain = (buffer.area / stated["edge_m"]) / FT
     assert abs(plain - stated["mean_ignoring_trail_ft"]) < 0.005
     # 24-013: 50 m at 6 m, the rest at 20 m; the exact mean is area / edge length
-    stated = demo.DEMO_CASES["24-013"]["buffer"]
+    stated = DEMO_CASES["24-013"]["buffer"]
     buffer = _union(f["geometry"] for f in d.of_permit("buffer", "24-013"))
     narrow = buffer.intersection(box(2200, 0, 2250, 2000))
     assert abs(narrow.area / stated["narrow_length_m"] / FT - stated["narrow_width_ft"]) < 0.005
@@ -891,11 +907,11 @@ def test_trails(d: Demo) -> None:
         permit = f["permit_key"]
         buffer = _union(b["geometry"] for b in d.of_permit("buffer", permit))
         assert buffer.covers(f["geometry"])
-        stated = demo.DEMO_CASES[permit]["buffer"]["trail_width_ft"]
+        stated = DEMO_CASES[permit]["buffer"]["trail_width_ft"]
         minx, miny, maxx, maxy = f["geometry"].bounds
         assert abs(min(maxx - minx, maxy - miny) / FT - f["width_ft"]) < 1e-6
         assert f["width_ft"] == stated
-        assert (f["width_ft"] > 10) == ("6(f)(iv) trail_width" in demo.DEMO_CASES[permit]["fails"])
+        assert (f["width_ft"] > 10) == ("6(f)(iv) trail_width" in DEMO_CASES[permit]["fails"])
 
 
 def _upland_edge(d: Demo, permit: str) -> LineString:
@@ -921,7 +937,7 @@ def _crossings(d: Demo, edge: LineString) -> list[Point]:
 
 @pytest.mark.parametrize("permit", CASES)
 def test_markers(d: Demo, permit: str) -> None:
-    stated = demo.DEMO_CASES[permit]["markers"]
+    stated = DEMO_CASES[permit]["markers"]
     markers = [f["geometry"] for f in d.of_permit("buffer_marker", permit)]
     if stated is None:
         assert not markers
@@ -947,7 +963,7 @@ def test_markers(d: Demo, permit: str) -> None:
 @pytest.mark.parametrize("permit", CASES)
 def test_structures_and_impervious_in_buffers(d: Demo, permit: str) -> None:
     """6(f) on any buffer: impervious surface and structures without an exception; 7(g)."""
-    case = demo.DEMO_CASES[permit]
+    case = DEMO_CASES[permit]
     base = _baseline_wetland(d)
     buffers = _union(f["geometry"] for f in d.features("buffer"))
     inside = 0.0
@@ -972,7 +988,7 @@ def test_structures_and_impervious_in_buffers(d: Demo, permit: str) -> None:
 def test_infiltration_offset_and_soils(d: Demo, permit: str) -> None:
     """6(f)(iii): infiltration BMPs at least 25 ft from the central wetland; 5(c)(ii): on A/B
     soil free of high groundwater and contamination."""
-    case = demo.DEMO_CASES[permit]
+    case = DEMO_CASES[permit]
     central = _central(d)
     ab = _union(f["geometry"] for f in d.features("soil")
                 if f["hydrologic_soil_group"] in ("A", "B") and not f["high_groundwater"]
@@ -1001,7 +1017,7 @@ def test_easement_coverage(d: Demo, permit: str) -> None:
     easement = _union(f["geometry"] for f in d.features("easement"))  # any recorded one
     assert all(not _blank(f["recording_no"]) for f in d.features("easement"))
     gap = need.difference(easement)
-    case = demo.DEMO_CASES[permit]
+    case = DEMO_CASES[permit]
     assert _close(gap.area / ACRE, case["easement_uncovered_acres"])
     if "easement_uncovered_m2" in case:
         assert abs(gap.intersection(buffer).area - case["easement_uncovered_m2"]["buffer"]) < 1e-6
@@ -1018,7 +1034,7 @@ DECLARATION_CHECKS = {"fertilizer_snow": "5(e) declaration_missing",
 def test_declarations(d: Demo, permit: str) -> None:
     """5(e), 6, 6(e)(v): the declarations a permit needs, recorded (or, for a buffer on
     public land, an agreement)."""
-    case = demo.DEMO_CASES[permit]
+    case = DEMO_CASES[permit]
     rows = [r for r in d.rows["declaration"] if r["permit_key"] == permit]
     assert tuple(r["kind"] for r in rows) == case["declarations"]
     for r in rows:
@@ -1074,8 +1090,8 @@ def _volumes(d: Demo, permit: str, sw: BaseGeometry) -> tuple[float, float]:
             piece = cover["geometry"].intersection(sw).intersection(soil["geometry"]).area
             if piece <= 0:
                 continue
-            cn = demo.curve_number(cover["cover_class"], soil["hydrologic_soil_group"])
-            v = demo.runoff_in(cn) / 12 * piece * demo.SQFT_PER_M2
+            cn = curve_number(cover["cover_class"], soil["hydrologic_soil_group"])
+            v = runoff_in(cn) / 12 * piece * SQFT_PER_M2
             if _is_cd(soil):
                 v_cd += v
             else:
@@ -1085,14 +1101,14 @@ def _volumes(d: Demo, permit: str, sw: BaseGeometry) -> tuple[float, float]:
 
 def test_runoff_oracles() -> None:
     for cn, q in ((98, 2.569), (80, 1.102), (74, 0.784), (61, 0.292), (39, 0.0)):
-        assert abs(demo.runoff_in(cn) - q) < 0.0005
+        assert abs(runoff_in(cn) - q) < 0.0005
 
 
 @pytest.mark.parametrize("permit", CASES)
 def test_stormwater(d: Demo, permit: str) -> None:
     """5(c): V_AB and V_CD per subwatershed by TR-55, and each condition against the checks
     the permit was built to fail (volumes compare in whole ft^3, as the checks do)."""
-    case = demo.DEMO_CASES[permit]
+    case = DEMO_CASES[permit]
     covers = _union(f["geometry"] for f in d.of_permit("land_cover", permit))
     sws = d.of_permit("subwatershed", permit)
     assert set(case["stormwater"]) == {f["feature_key"] for f in sws}
@@ -1145,12 +1161,12 @@ def test_triggers(d: Demo, permit: str) -> None:
     if _impact_acres(d, permit) * ACRE > 1:  # 2(a)(i) is the impact the ledger counts
         found.add("2(a)(i)")
     new = sum(f["geometry"].area for f in d.of_permit("impervious", permit)
-              if f["condition"] == "proposed") * demo.SQFT_PER_M2
+              if f["condition"] == "proposed") * SQFT_PER_M2
     if new > 10_000:
         found.add("2(a)(ii)")
     if any(f["alters_runoff_to_wetland"] for f in d.of_permit("grading", permit)):
         found.add("2(a)(iii)")
-    case = demo.DEMO_CASES[permit]
+    case = DEMO_CASES[permit]
     assert found == set(case["triggers"])
     assert (not found) == _fails(permit, "2(a) applicability")
     assert case["pins"] == tuple(_permit_row(d, permit)["parcel_pins"].split(";"))
@@ -1159,16 +1175,16 @@ def test_triggers(d: Demo, permit: str) -> None:
 @pytest.mark.parametrize("permit", CASES)
 def test_new_impervious(d: Demo, permit: str) -> None:
     new = sum(f["geometry"].area for f in d.of_permit("impervious", permit)
-              if f["condition"] == "proposed") * demo.SQFT_PER_M2
-    assert abs(new - demo.DEMO_CASES[permit]["new_impervious_sqft"]) <= 0.5
-    assert (new > 10_000) == ("2(a)(ii)" in demo.DEMO_CASES[permit].get("triggers", ()))
+              if f["condition"] == "proposed") * SQFT_PER_M2
+    assert abs(new - DEMO_CASES[permit]["new_impervious_sqft"]) <= 0.5
+    assert (new > 10_000) == ("2(a)(ii)" in DEMO_CASES[permit].get("triggers", ()))
 
 
 @pytest.mark.parametrize("permit", CASES)
 def test_hydroperiod(d: Demo, permit: str) -> None:
     classes = {f["feature_key"]: f["susceptibility_class"] for f in d.features("wetland")}
     rows = [r for r in d.rows["hydroperiod"] if r["permit_key"] == permit]
-    stated = demo.DEMO_CASES[permit]["hydroperiod"]
+    stated = DEMO_CASES[permit]["hydroperiod"]
     assert {r["wetland_key"] for r in rows} == set(stated)
     receiving = {f["receiving_wetland_key"] for f in d.of_permit("subwatershed", permit)
                  if not _blank(f["receiving_wetland_key"])}
@@ -1184,7 +1200,7 @@ def test_hydroperiod(d: Demo, permit: str) -> None:
         bounce_over |= max_up is not None and up > max_up + 1e-9
         days_over |= more > max_days + 1e-9
     # 5 applies to subdivision, grading or impervious surface of a permit 2(a) requires
-    needs = bool(demo.DEMO_CASES[permit]["triggers"]) and (
+    needs = bool(DEMO_CASES[permit]["triggers"]) and (
         _permit_row(d, permit)["involves_subdivision"] in ("true", "True", "1")
         or bool(d.of_permit("grading", permit))
         or any(f["condition"] == "proposed" for f in d.of_permit("impervious", permit)))
@@ -1200,5 +1216,5 @@ def test_species_record_is_restricted_layer(d: Demo) -> None:
 
 def test_local_geometry_round_trips() -> None:
     g = box(1, 2, 3, 4)
-    assert demo.to_local(demo.to_world(g)).equals(g)
+    assert to_local(to_world(g)).equals(g)
     assert affinity.translate(g, 0, 0).equals(g)

@@ -28,7 +28,7 @@ import pytest
 import sqlalchemy as sa
 from web_server import web_server_fixture  # noqa: F401  (provides the `web_server` fixture)
 
-from demo.generate import DEMO_CASES
+from demo.cases import DEMO_CASES
 
 CHROMIUM = Path("/usr/bin/chromium")
 DOCS_PNG = Path(__file__).resolve().parents[2] / "docs" / "web-map.png"

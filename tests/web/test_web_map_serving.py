@@ -15,7 +15,7 @@ import httpx
 import sqlalchemy as sa
 from web_server import web_server_fixture  # noqa: F401  (provides the `web_server` fixture)
 
-from demo.generate import DEMO_CASES
+from demo.cases import DEMO_CASES
 from rulem_db.reports.palette import (
     BALANCE_COLOURS,
     IMPACT_FILL,
