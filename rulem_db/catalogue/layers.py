@@ -687,7 +687,7 @@ def load_order(catalogue: tuple[Layer, ...] | None = None) -> tuple[str, ...]:
     """Layers ordered so that each comes after the layers it references (permits before
     impacts, delineations before wetlands), ties in catalogue order: the order the inbox
     ingests a night's files in (flows/inbox.py) and the demo loads its files in
-    (demo/generate.py writes it into its manifest)."""
+    (demo/write.py writes it into its manifest)."""
     layers = catalogue or LAYERS
     deps = {layer.name: {c.ref_layer for c in layer.columns if c.ref_layer} - {layer.name}
             for layer in layers}

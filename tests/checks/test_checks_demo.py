@@ -1,5 +1,5 @@
 """Acceptance on the demo plan area: the demo produces at least one finding of every
-check of the catalogue, each on the permit built to fail it (demo/generate.py, DEMO_CASES "fails"),
+check of the catalogue, each on the permit built to fail it (demo/sites.py, DEMO_CASES "fails"),
 with the severity and the figure the demo states, and none on the permits built to pass.
 
 The demo is loaded the ordinary way, through ingest in its manifest's load order

@@ -1,7 +1,8 @@
-"""The ledger on the demo plan area: every permit's figures as demo/generate.py
-states them (worked out by hand from its rectangles), the District project's credit, credit by
-parcel, the parcel balances adding up exactly to the plan balance, a second recompute posting
-nothing, and the balance asked before a change returning the earlier figure.
+"""The ledger on the demo plan area: every permit's figures as demo/cases.toml states them
+(worked out by hand from the rectangles of demo/sites.py and demo/layers/), the District
+project's credit, credit by parcel, the parcel balances adding up exactly to the plan balance, a
+second recompute posting nothing, and the balance asked before a change returning the earlier
+figure.
 
 The demo is loaded the ordinary way, through ingest in its manifest's load order
 (demo/load.py), into one database for the module.

@@ -6,7 +6,7 @@ and applied as the migration step applies files; then: the runner evaluates the 
 nothing else touched (step 1 is enough for the runner), and each test that holds a finished
 check names exactly one of the recipe's remaining steps: the generated table of checks
 (docs/checks.md, step 3), the check's line in docs/rule-m.md (step 2), a demo permit built to
-fail it (demo/cases.toml and demo/generate.py, step 4). What the recipe says is not touched
+fail it (demo/cases.toml and demo/sites.py, step 4). What the recipe says is not touched
 stays untouched: the data dictionary is the same before and after.
 """
 
@@ -62,7 +62,7 @@ def test_the_check_recipe_names_its_file_in_the_checks_band() -> None:
     assert sql.startswith(f"-- {name.removesuffix('.sql')}: ")
     steps = _steps("Adding a check")
     assert steps == ["sql/2NN_check_<what>.sql", "docs/rule-m.md", "docs/checks.md",
-                     "demo/generate.py", "demo/cases.toml", "tests/checks/test_checks_<area>.py",
+                     "demo/sites.py", "demo/cases.toml", "tests/checks/test_checks_<area>.py",
                      "tests/sql/checks/<name>.sql", "rulem_db/catalogue/layers.py",
                      "sql/285_check_incremental.sql", "README.md", "CHANGELOG.md"]
     for step in steps:  # every file named (placeholders aside) is a file of the repository

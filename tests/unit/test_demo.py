@@ -1,6 +1,6 @@
 """The demo plan area: deterministic, valid, inside Anoka County, and its stated numbers true.
 
-Every number in ``demo.generate.DEMO_CASES`` is recomputed here from the written files (not from
+Every number in ``demo.cases.DEMO_CASES`` is recomputed here from the written files (not from
 the generator's tables), with shapely and the rules of docs/ledger.md and docs/checks.md, so the
 ledger and check tests in other modules can assert against DEMO_CASES with confidence. No
 database is needed.
