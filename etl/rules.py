@@ -1,5 +1,5 @@
 """Rules beyond the catalogue's CHECKs: facts a new version must carry that a CHECK constraint
-cannot say, checked per feature with the layer's CHECK rules (etl.ingest._checks) before
+cannot say, checked per feature with the layer's CHECK rules (etl.describe) before
 anything is merged, so a feature that breaks one is a line naming the file, the feature and the
 field (and is skipped with --skip-bad-features like any other bad feature).
 
@@ -23,6 +23,8 @@ permit; the baseline is an override).
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from etl.spec import CheckSpec
 
 
 @dataclass(frozen=True)
@@ -58,9 +60,9 @@ def stored_message(rule: RequiredWhen) -> str:
 
 
 def checks(layer: str, delivered: dict[str, str | None], plan_area_id: int,
-           likely: dict[str, str] | None = None) -> list[dict[str, str]]:
-    """The ingest rules of layer as ops.ingest_prepare's checks ({name, expr, field,
-    message}). delivered maps each delivered column to its field (None: a constant);
+           likely: dict[str, str] | None = None) -> list[CheckSpec]:
+    """The ingest rules of layer as ops.ingest_prepare's checks (each naming its field and
+    saying its own message). delivered maps each delivered column to its field (None: a constant);
     likely maps an unmapped field of the file to the column it probably is (a hint)."""
     out = []
     for rule in RULES:
@@ -85,5 +87,5 @@ def checks(layer: str, delivered: dict[str, str | None], plan_area_id: int,
                    f"deliver a {col} field, or map the file's field for it in a mapping file "
                    f"([fields] {col} = \"<field>\")")
         message = f"{rule.what} but has no {rule.label} ({missing}); {rule.why}; {fix}"
-        out.append({"name": rule.name, "expr": expr, "field": col, "message": message})
+        out.append(CheckSpec(rule.name, expr, field=col, message=message))
     return out
