@@ -4,15 +4,9 @@
 -- Python (etl/) reads the file and COPYs it, untouched, into staging.b<batch> (UNLOGGED):
 -- _row (0-based order in the file), _fid (the file's feature id), _geom (as delivered, any
 -- CRS, curves, Z/M) and one column c0..cN per field of the file. It also describes the merge
--- in a jsonb "spec" built from the layer catalogue (rulem_db/catalogue/layers.py) and the field mapping:
---   batch_id, layer, plan_area_id, geometry (the layer's type or null), with_geometry (the
---   file carries geometry), source_srid / source_proj (the file's CRS), work_srid,
---   max_area_change (0.001 = 0.1 percent), fields [{name, col}], key ({natural: column} |
---   {col, field} | {fid: true}), owner (the column whose feature prefixes the key),
---   columns [{name, kind, required, src, field, const, const_id, derive_from, values,
---   code_map, codes, ref_layer, ref_prefix, references}], checks [{name, expr,
---   field, message}] (field and message optional: the rule's name, and 'fails the rule'),
---   scope (layer | owner | none), outside (error | warning | null), skip_bad.
+-- in a jsonb "spec" built from the layer catalogue (rulem_db/catalogue/layers.py) and the field
+-- mapping: etl/spec.py's MergeSpec, every key described in docs/ingest-spec.schema.json
+-- (tests/unit/test_ingest_spec.py holds the keys read here to that schema).
 -- ops.ingest_prepare validates everything into staging.b<batch>_prep and records every
 -- problem in ops.batch_note; the caller reads the errors and refuses the file (rolling back)
 -- or, skipping bad features, calls ops.ingest_apply, which registers keys, opens versions

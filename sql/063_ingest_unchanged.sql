@@ -21,7 +21,7 @@
 --     apply does); records the hashes of the rows it made current; counts the set-aside rows
 --     as unchanged in ops.batch.
 -- Only for layer-wide files keyed by a field or a natural key, with no column referencing
--- another layer (etl.ingest decides): there the outcome of a row depends on the row and the
+-- another layer (etl.merge decides): there the outcome of a row depends on the row and the
 -- context alone.
 -- ops.ingest_keep_hashes touches only the file's changed rows and the features it no longer
 -- holds: index probes written so no plan can make them joins over the layer (scalar
