@@ -15,9 +15,10 @@ listed apart, under /history/collections, and stay readable at their usual paths
 
 from __future__ import annotations
 
+import json
 import logging
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from tipg import collections as tipg_collections
 from tipg.collections import CollectionList, register_collection_catalog
 from tipg.dependencies import (
     CollectionsParams,
+    OutputType,
     TileParams,
     accept_media_type,
     bbox_query,
@@ -233,6 +235,33 @@ def collections_listed(
                           prev=max(offset - limit, 0) if offset else None)
 
 
+def titled_collections(endpoints: Endpoints) -> Callable[..., Response]:
+    """tipg's /collections of these endpoints, with each collection's own title: tipg writes
+    the collection's id as its title in that list (its /collections/{id} has the title), so
+    QGIS's and OWSLib's layer lists showed `pub.parcel_balance` where the view's COMMENT
+    says what the layer is (set_titles). Registered ahead of tipg's route, same path."""
+    listing = next(r.endpoint for r in endpoints.ogc_features.router.routes
+                   if getattr(r, "name", "") == "collections")
+
+    def collections(
+        request: Request,
+        collection_list: Annotated[CollectionList, Depends(collections_listed)],
+        output_type: Annotated[MediaType | None, Depends(OutputType)] = None,
+    ) -> Response:
+        data = json.loads(listing(request=request, collection_list=collection_list,
+                                  output_type=MediaType.json).body)
+        titles = {c.id: c.title for c in collection_list["collections"]}
+        for listed in data["collections"]:
+            listed["title"] = titles.get(listed["id"]) or listed["id"]
+        if output_type == MediaType.html:
+            return create_html_response(request, data, endpoints.templates, "collections",
+                                        title="Collections list",
+                                        router_prefix=endpoints.router_prefix)
+        return ORJSONResponse(data)
+
+    return collections
+
+
 def create_app(settings: ServeSettings) -> FastAPI:
     """The whole service; the database is reached at start-up (lifespan)."""
     if not guard.valid_prefix(settings.root_path or "/"):
@@ -306,6 +335,9 @@ def create_app(settings: ServeSettings) -> FastAPI:
 
     app.include_router(api.router)
     document.register(app, settings.pool)   # /permits/{permit_no}/document.pdf
+    for prefix, endpoints in (("", ogc), (HISTORY_PREFIX, history)):
+        app.add_api_route(prefix + "/collections", titled_collections(endpoints),
+                          methods=["GET"], name="collections", include_in_schema=False)
     app.include_router(ogc.router)
     app.include_router(history.router, prefix=HISTORY_PREFIX)
     if MAPLIBRE_DIST.is_dir():
