@@ -41,6 +41,7 @@ from tipg.dependencies import (
     datetime_query,
     filter_query,
     s_intersects,
+    sortby_query,
     t_intersects,
 )
 from tipg.factory import Endpoints, create_html_response
@@ -101,12 +102,21 @@ FROM pg_class c WHERE c.relnamespace = 'pub'::regnamespace AND c.relkind IN ('v'
 """
 
 
+# Views of pub whose first column ends in _id but does not name one row: a row per plan area
+# and layer, a row per permit and Rule M check. As the feature id, that column gave every row
+# the id 1, and QGIS, which takes one id for one feature, showed a single feature of each.
+# tests/test_web_clients.py pages every served view and finds any other such view.
+NOT_ONE_ROW_PER_KEY = frozenset({"pub.layer_summary", "pub.permit_compliance"})
+
+
 def set_feature_ids(collections: Mapping[str, Any], keys: Mapping[str, str | None]) -> None:
     """Give each collection its key column as the feature id (tipg only guesses ogc_fid, id,
     gid...; without one a feature's id is its row number, which changes between requests
-    and so breaks QGIS's and GDAL's feature ids and /items/{id})."""
+    and so breaks QGIS's and GDAL's feature ids and /items/{id}). A view without a
+    one-column key keeps the row number; its pages follow every column
+    (filters.checked_sortby)."""
     for cid, coll in collections.items():
-        key = keys.get(cid)
+        key = None if cid in NOT_ONE_ROW_PER_KEY else keys.get(cid)
         column = next((c for c in coll.properties if c.name == key), None)
         if column is not None:
             coll.id_column = column
@@ -315,6 +325,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.dependency_overrides[filter_query] = filters.checked_filter
     app.dependency_overrides[bbox_query] = filters.checked_bbox
     app.dependency_overrides[datetime_query] = filters.checked_datetime
+    app.dependency_overrides[sortby_query] = filters.checked_sortby
     app.dependency_overrides[CollectionsParams] = collections_listed
     app.dependency_overrides[TileParams] = filters.checked_tile
 

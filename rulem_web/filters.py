@@ -250,6 +250,25 @@ def checked_filter(
     return parse(query, columns_of(collection), filter_lang)
 
 
+UNORDERED_TYPES = ("json",)   # no ordering operator: cannot be a sort key
+
+
+def checked_sortby(
+    collection: Annotated[Collection, Depends(CollectionParams)],
+    sortby: Annotated[str | None, Query(description="Column(s) to sort the items by, "
+                                        "-column for descending")] = None,
+) -> str | None:
+    """tipg's sortby_query, with a total order for a collection without a key column: tipg
+    orders such a collection by its first column alone, so rows sharing that value came in
+    any order from one request to the next and a page's `next` link repeated some rows and
+    skipped others. Without a sortby asked, those pages follow every column that has an
+    order (not geometry, not json): the same order on every page."""
+    if sortby is not None or collection.id_column is not None:
+        return sortby
+    return ",".join(c.name for c in collection.properties
+                    if not c.is_geometry and c.type not in UNORDERED_TYPES) or None
+
+
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
