@@ -16,8 +16,10 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
+import httpx
 import pytest
 import sqlalchemy as sa
+from markupsafe import escape
 from owslib.ogcapi.features import Features
 from test_publish_qgis import drive, qgis_python  # noqa: F401  (fixture)
 from web_server import web_server_fixture  # noqa: F401  (provides `web_server`)
@@ -103,6 +105,8 @@ def test_owslib_lists_the_layers_titled_by_their_comments(client, web_server) ->
         assert collection["title"] == title_of(comment, cid) != cid, cid
         assert comment.startswith(collection["title"].rstrip("…")), cid
         assert client.collection(cid)["title"] == collection["title"]
+    page = httpx.get(web_server.base_url + "/collections", params={"f": "html"}, timeout=60)
+    assert str(escape(listed[BALANCE]["title"])) in page.text     # the page a browser sees
 
 
 def test_owslib_items_by_bbox_sum_to_the_database(client, web_server) -> None:
@@ -190,7 +194,7 @@ def test_qgis_opens_the_layers_over_oapif(web_server, qgis_python, tmp_path) -> 
     owing = sorted(r.pin for r in sql(
         web_server, "SELECT pin FROM pub.parcel_balance WHERE balance_acres < 0"))
     checks, = sql(web_server, "SELECT count(*) FROM pub.permit_compliance")[0]
-    assert deficit and owing and checks > 1000     # more than one page of QGIS's (1000)
+    assert deficit and owing and checks > 1000
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "VIRTUAL_ENV"))}
