@@ -105,7 +105,7 @@ FROM pg_class c WHERE c.relnamespace = 'pub'::regnamespace AND c.relkind IN ('v'
 # Views of pub whose first column ends in _id but does not name one row: a row per plan area
 # and layer, a row per permit and Rule M check. As the feature id, that column gave every row
 # the id 1, and QGIS, which takes one id for one feature, showed a single feature of each.
-# tests/test_web_clients.py pages every served view and finds any other such view.
+# tests/web/test_web_clients.py pages every served view and finds any other such view.
 NOT_ONE_ROW_PER_KEY = frozenset({"pub.layer_summary", "pub.permit_compliance"})
 
 

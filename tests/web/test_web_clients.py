@@ -1,7 +1,7 @@
 """Real GIS clients against `rulem-db serve` on the reconciled demo, as a district's GIS staff
 use them (docs/publishing.md, "Web service"): OWSLib's OGC API Features client (Python
 scripts, notebooks) and QGIS's OAPIF provider (Debian's QGIS 3.22, headless, driven by
-tests/web_qgis_driver.py). GDAL's OAPIF driver is tests/test_web_api.py's.
+tests/support/web_qgis_driver.py). GDAL's OAPIF driver is tests/web/test_web_api.py's.
 
 Every figure is compared with what SQL on the served database gives: counts, acre sums,
 the rows a filter selects, the collections' titles (the views' COMMENTs). One server for the
@@ -29,7 +29,7 @@ from rulem_web.app import title_of
 BALANCE = "pub.parcel_balance"
 ACRES = ("impact_acres", "required_acres", "credit_acres", "balance_acres")
 PAGE = 100          # small enough that the larger demo views take several pages
-QGIS_DRIVER = Path(__file__).with_name("web_qgis_driver.py")
+QGIS_DRIVER = Path(__file__).resolve().parents[1] / "support" / "web_qgis_driver.py"
 
 
 def sql(web_server, query: str, **params) -> list[sa.Row]:

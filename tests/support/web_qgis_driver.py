@@ -1,6 +1,6 @@
 """Drives Debian's QGIS (PyQGIS 3.22) headless against `rulem-db serve`, through its OAPIF
 provider (the "OGC API - Features" connection of QGIS's Data Source Manager), for
-tests/test_web_clients.py.
+tests/web/test_web_clients.py.
 
 Run with /usr/bin/python3 (QGIS's Python, not the project's venv), QT_QPA_PLATFORM=offscreen
 and HOME pointing at a scratch folder. Reads a JSON job on stdin, writes a JSON report on stdout;
