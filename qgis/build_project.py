@@ -80,7 +80,8 @@ SELECT c.relname::text,
        coalesce(g.srid, 0),
        (SELECT a.attname::text FROM pg_attribute a
          WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-         ORDER BY a.attname = c.relname || '_id' DESC, a.attnum LIMIT 1),
+         ORDER BY a.attname = c.relname || '_id' DESC, a.attname = 'row_key' DESC, a.attnum
+         LIMIT 1),
        coalesce(obj_description(c.oid, 'pg_class'), '')
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -90,11 +90,16 @@ def catalog_settings() -> DatabaseSettings:
                             datetime_extent=False)
 
 
-# The column that identifies a feature of each view of pub: a history view's version_id (one
-# row per version), else the view's first column (spec section 8: `<layer>_id` first).
+# The column that identifies a feature of each view of pub (docs/publishing.md, "The layer
+# views", Keys): its row_key where it has one (the views whose rows no single id names), a
+# history view's version_id (one row per version), else its first column when that is an id
+# (spec section 8: `<layer>_id` first). tests/web/test_web_clients.py pages every served view
+# and finds a key that repeats.
 KEYS_SQL = """
 SELECT c.relname::text AS relname,
        coalesce((SELECT attname FROM pg_attribute WHERE attrelid = c.oid
+                 AND attname = 'row_key' AND NOT attisdropped),
+                (SELECT attname FROM pg_attribute WHERE attrelid = c.oid
                  AND attname = 'version_id' AND c.relname LIKE '%\\_history'),
                 (SELECT attname FROM pg_attribute WHERE attrelid = c.oid AND attnum = 1
                  AND attname LIKE '%\\_id'))::text AS key
@@ -102,21 +107,13 @@ FROM pg_class c WHERE c.relnamespace = 'pub'::regnamespace AND c.relkind IN ('v'
 """
 
 
-# Views of pub whose first column ends in _id but does not name one row: a row per plan area
-# and layer, a row per permit and Rule M check. As the feature id, that column gave every row
-# the id 1, and QGIS, which takes one id for one feature, showed a single feature of each.
-# tests/web/test_web_clients.py pages every served view and finds any other such view.
-NOT_ONE_ROW_PER_KEY = frozenset({"pub.layer_summary", "pub.permit_compliance"})
-
-
 def set_feature_ids(collections: Mapping[str, Any], keys: Mapping[str, str | None]) -> None:
     """Give each collection its key column as the feature id (tipg only guesses ogc_fid, id,
     gid...; without one a feature's id is its row number, which changes between requests
-    and so breaks QGIS's and GDAL's feature ids and /items/{id}). A view without a
-    one-column key keeps the row number; its pages follow every column
-    (filters.checked_sortby)."""
+    and so breaks QGIS's and GDAL's feature ids and /items/{id}). A view without a key
+    column keeps the row number; its pages follow every column (filters.checked_sortby)."""
     for cid, coll in collections.items():
-        key = None if cid in NOT_ONE_ROW_PER_KEY else keys.get(cid)
+        key = keys.get(cid)
         column = next((c for c in coll.properties if c.name == key), None)
         if column is not None:
             coll.id_column = column

@@ -109,7 +109,9 @@ SELECT o.plan_area_id, o.permit_id, p.permit_no, o.paragraph, o.check_code, c.so
         JOIN checks.finding_case fc ON fc.finding_case_id = fo.finding_case_id
         WHERE f.run_id = o.run_id AND f.permit_id = o.permit_id AND f.paragraph = o.paragraph
           AND f.check_code = o.check_code AND f.severity = 'error'
-          AND fc.review_state = 'open') AS open_errors
+          AND fc.review_state = 'open') AS open_errors,
+       format('%s|%s|%s', coalesce(o.permit_id::text, 'plan'), o.paragraph, o.check_code)
+         AS row_key
 FROM checks.outcome o
 JOIN checks.run r ON r.run_id = o.run_id
 JOIN checks.rule_check c ON c.paragraph = o.paragraph AND c.check_code = o.check_code
@@ -123,6 +125,9 @@ COMMENT ON VIEW pub.permit_compliance IS
   'One row per permit and Rule M check of the permit''s latest check run: pass, fail, '
   'not_evaluated or not_applicable, with the worst measured value and its limit.';
 COMMENT ON COLUMN pub.permit_compliance.plan_area_id IS 'Plan area.';
+COMMENT ON COLUMN pub.permit_compliance.row_key IS
+  'The row''s key, permit_id|paragraph|check_code (plan for a plan-wide check): what QGIS and '
+  'the OGC API take as its feature id (no other column names one row).';
 COMMENT ON COLUMN pub.permit_compliance.permit_id IS 'Permit.';
 COMMENT ON COLUMN pub.permit_compliance.permit_no IS 'Permit number.';
 COMMENT ON COLUMN pub.permit_compliance.paragraph IS 'Rule M paragraph.';

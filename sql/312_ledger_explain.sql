@@ -200,7 +200,11 @@ CREATE VIEW pub.balance_explain AS   -- acre columns typed numeric(12,4) as BI t
          x.effective_on, x.entry_id, x.posted_at, x.posted_by, x.run_id, x.reason,
          x.feature_keys, x.wetland_keys, x.source_batch_ids, x.source_files, x.loaded_by,
          x.sources, x.finding_id, x.check_code, x.paragraph, x.severity, x.finding_message,
-         x.measured_value, x.unit, x.review_state
+         x.measured_value, x.unit, x.review_state,
+         concat_ws('|', x.level,
+                   CASE x.level WHEN 'parcel' THEN x.parcel_id::text
+                        ELSE coalesce(x.permit_id::text, x.district_project) END,
+                   x.row_kind, coalesce(x.entry_id, x.finding_id)) AS row_key
   FROM ledger.explain_rows(NULL, NULL, 'infinity', 'infinity', false) x;
 COMMENT ON VIEW pub.balance_explain IS
   'Why each parcel''s and each permit''s balance is what it is (docs/ledger.md section 5): '
@@ -266,7 +270,9 @@ BEGIN
                         'counted first, the shortfall).'),
     ('measured_value', 'The finding''s measured value.'),
     ('unit', 'Unit of measured_value.'),
-    ('review_state', 'The finding''s review state (open, acknowledged, waived ...).')
+    ('review_state', 'The finding''s review state (open, acknowledged, waived ...).'),
+    ('row_key', 'The row''s key, level|parcel or permit (or District project)|row_kind|entry '
+                'or finding: what QGIS and the OGC API take as its feature id.')
   ) AS v(col, doc)
   LOOP
     EXECUTE format('COMMENT ON COLUMN pub.balance_explain.%I IS %L', c.col, c.doc);
@@ -309,7 +315,11 @@ BEGIN
          x.posted_at, x.posted_by, x.run_id, x.reason, x.feature_keys, x.wetland_keys,
          x.source_batch_ids, x.source_files, x.loaded_by, x.sources, x.finding_id,
          x.check_code, x.paragraph, x.severity, x.finding_message, x.measured_value, x.unit,
-         x.review_state
+         x.review_state,
+         concat_ws('|', x.level,     -- row_key, written as the view writes it
+                   CASE x.level WHEN 'parcel' THEN x.parcel_id::text
+                        ELSE coalesce(x.permit_id::text, x.district_project) END,
+                   x.row_kind, coalesce(x.entry_id, x.finding_id))
   FROM ledger.explain_rows(CASE WHEN p_parcel IS NOT NULL THEN 'parcel' ELSE 'permit' END,
                            v_ids, coalesce(p_as_of, 'infinity'),
                            coalesce(p_recorded_at, 'infinity'),

@@ -23,7 +23,8 @@ BEGIN
                   WHEN prev_valid_to < valid_from THEN 'reinstate'
                   ELSE 'update' END AS action,
              valid_from AS changed_at, created_by AS changed_by, batch_id,
-             prev_version_id AS old_version_id, version_id AS new_version_id
+             prev_version_id AS old_version_id, version_id AS new_version_id,
+             %1$L || '|+' || version_id AS row_key
       FROM (SELECT v.plan_area_id, v.%1$I_id AS feature_id, v.version_id, v.valid_from,
                    v.created_by, v.batch_id,
                    lag(v.version_id) OVER w AS prev_version_id,
@@ -31,7 +32,7 @@ BEGIN
             FROM core.%1$I v WINDOW w AS (PARTITION BY v.%1$I_id ORDER BY v.valid_from, v.version_id)) e
       UNION ALL
       SELECT %1$L, plan_area_id, feature_id, 'retire', valid_to, closed_by, closed_batch_id,
-             version_id, NULL
+             version_id, NULL, %1$L || '|-' || version_id
       FROM (SELECT v.plan_area_id, v.%1$I_id AS feature_id, v.version_id, v.valid_to,
                    v.closed_by, v.closed_batch_id,
                    lead(v.valid_from) OVER w AS next_valid_from
@@ -55,3 +56,6 @@ COMMENT ON COLUMN pub.change_history.changed_by IS 'Database user that made the 
 COMMENT ON COLUMN pub.change_history.batch_id IS 'Ingest batch that made it (NULL: a direct edit).';
 COMMENT ON COLUMN pub.change_history.old_version_id IS 'Version before the change (NULL for insert).';
 COMMENT ON COLUMN pub.change_history.new_version_id IS 'Version after the change (NULL for retire).';
+COMMENT ON COLUMN pub.change_history.row_key IS
+  'The row''s key, layer|+version opened or layer|-version retired: what QGIS and the OGC API '
+  'take as its feature id.';

@@ -21,7 +21,8 @@ BEGIN
       'SELECT p.plan_area_id, p.code AS plan_area, %L::text AS layer, %L::text AS geometry_type, '
       'count(l.version_id) FILTER (WHERE l.valid_to IS NULL) AS features, '
       'count(l.version_id) AS versions, %s AS area_acres, %s AS length_ft, '
-      'max(l.valid_from) AS last_change '
+      'max(l.valid_from) AS last_change, '
+      'p.plan_area_id || ''|'' || %L AS row_key '
       'FROM core.plan_area p LEFT JOIN core.%I l ON l.plan_area_id = p.plan_area_id '
       'GROUP BY p.plan_area_id, p.code',
       t.table_name, coalesce(t.gtype, 'none'),
@@ -32,7 +33,7 @@ BEGIN
            THEN 'round((coalesce(sum(ST_Length(l.geom)) FILTER (WHERE l.valid_to IS NULL), 0) '
                 '/ 0.3048)::numeric, 0)'
            ELSE 'NULL::numeric' END,
-      t.table_name);
+      t.table_name, t.table_name);
   END LOOP;
   EXECUTE 'DROP VIEW IF EXISTS pub.layer_summary';
   EXECUTE 'CREATE VIEW pub.layer_summary AS ' || array_to_string(parts, ' UNION ALL ');
@@ -43,6 +44,8 @@ COMMENT ON VIEW pub.layer_summary IS
 COMMENT ON COLUMN pub.layer_summary.plan_area_id IS 'Plan area id.';
 COMMENT ON COLUMN pub.layer_summary.plan_area IS 'Plan area code.';
 COMMENT ON COLUMN pub.layer_summary.layer IS 'Layer (core table and pub view name).';
+COMMENT ON COLUMN pub.layer_summary.row_key IS
+  'The row''s key, plan_area_id|layer: what QGIS and the OGC API take as its feature id.';
 COMMENT ON COLUMN pub.layer_summary.geometry_type IS 'Geometry type, or none for attribute-only layers.';
 COMMENT ON COLUMN pub.layer_summary.features IS 'Current features.';
 COMMENT ON COLUMN pub.layer_summary.versions IS 'All versions ever stored, current and history.';

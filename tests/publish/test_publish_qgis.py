@@ -110,6 +110,7 @@ def _catalogue(url: str) -> list[dict]:
                 "SELECT c.relname, g.f_geometry_column AS geom, upper(g.type) AS type, "
                 "(SELECT a.attname FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 "
                 "  AND NOT a.attisdropped ORDER BY a.attname = c.relname || '_id' DESC, "
+                "  a.attname = 'row_key' DESC, "
                 "  a.attname = 'version_id' AND c.relname LIKE '%\\_history' DESC, a.attnum "
                 "  LIMIT 1) AS key "
                 "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
