@@ -70,12 +70,15 @@ class ETagMiddleware:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        # the body differs by what the client accepts (JSON, GeoJSON, HTML, gzip) and by
-        # the base path its links carry
+        # the body differs by what the client accepts (JSON, GeoJSON, HTML, gzip), by the
+        # base path its links carry and by the query (a parcel tile as of a date, a filter):
+        # MapLibre keeps a reloaded tile's old data when the new URL's ETag equals the old
+        # one's, so one tag for two bodies showed yesterday's colours after "Today"
         variant = format(zlib.crc32(f"{headers.get('accept', '')}|"
                                     f"{headers.get('accept-encoding', '')}|"
                                     f"{scope.get('root_path', '')}|"
-                                    f"{headers.get('host', '')}".encode()), "08x")
+                                    f"{headers.get('host', '')}|".encode()
+                                    + scope.get("query_string", b"")), "08x")
         etag = tag(sources, await self.stamps(scope["app"]), variant)
         inm = headers.get("if-none-match")
         if inm and matches(inm, etag):

@@ -95,6 +95,16 @@ def _balance_row(db: sa.Connection, pin: str, on: date | None = None) -> dict[st
     return dict(db.execute(sa.text(sql), {"pin": pin, "on": on}).mappings().one())
 
 
+def _wait_tile_status(page: Any, pin: str, status: str) -> None:
+    """Until every piece of the parcel in the map's loaded tiles has this status."""
+    page.wait_for_function("""([pin, status]) => {
+        const map = window.rulemMap;
+        const f = map.querySourceFeatures('parcel_balance', {sourceLayer: 'parcel_balance',
+            filter: ['==', ['get', 'pin'], pin]});
+        return f.length > 0 && f.every((x) => x.properties.status === status);
+    }""", arg=[pin, status])
+
+
 def _panel_figure(page: Any, field: str) -> str:
     return page.locator(f"#panel tr[data-field={field}] td").inner_text().lstrip("+")
 
@@ -201,16 +211,13 @@ def test_the_date_control_shows_the_balance_before_the_impact(
         assert _panel_figure(page, field) == f"{expected[field]:.4f}", field
     # The map recolours too: the parcel's tile is read as of the date (issue 28, point 10).
     assert expected["status"] != now["status"]
-    page.wait_for_function("""([pin, status]) => {
-        const map = window.rulemMap;
-        const f = map.querySourceFeatures('parcel_balance', {sourceLayer: 'parcel_balance',
-            filter: ['==', ['get', 'pin'], pin]});
-        return f.length > 0 && f.every((x) => x.properties.status === status);
-    }""", arg=[pin, expected["status"]])
+    _wait_tile_status(page, pin, expected["status"])
     page.click("#as-of-today")
     page.wait_for_function(
         "() => document.querySelector('#panel .hint')?.textContent.includes('today')")
     assert _panel_figure(page, "balance_acres") == f"{now['balance_acres']:.4f}"
+    # ... and back: today's colours again, not the date's kept from the tiles it reloaded
+    _wait_tile_status(page, pin, now["status"])
 
 
 def test_permit_search_opens_the_permit(page: Any, db: sa.Connection) -> None:

@@ -130,9 +130,9 @@ async function start() {
     const source = map.getSource("parcel_balance");
     if (!source || !parcelTiles) return;
     const when = asOf();
-    // "?as_of=" (empty: today). Known gap: back to today, the test still reads the last
-    // date's statuses from querySourceFeatures (not yet understood; issue 28 point 10)
-    source.setTiles(parcelTiles.map((t) => `${t}?as_of=${encodeURIComponent(when)}`));
+    // Each date's tiles carry their own ETag (rulem_web/etag.py): MapLibre keeps a reloaded
+    // tile's old data when the new answer's ETag is the old one's.
+    source.setTiles(parcelTiles.map((t) => (when ? `${t}?as_of=${encodeURIComponent(when)}` : t)));
   }
   function dateChanged() {
     recolour();
