@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
-from fastapi.responses import FileResponse, HTMLResponse, ORJSONResponse, Response
+from fastapi.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    ORJSONResponse,
+    Response,
+)
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.staticfiles import StaticFiles
@@ -48,10 +54,10 @@ from tipg.factory import Endpoints, create_html_response
 from tipg.resources.enums import MediaType
 from tipg.settings import DatabaseSettings
 
-from rulem_web import api, document, filters, guard, pages
+from rulem_web import api, document, filters, guard, pages, style
 from rulem_web.database import PoolSettings, create_pool
 from rulem_web.etag import ETagMiddleware, Sources
-from rulem_web.tiles import TILE_FUNCTIONS_SQL, TileFunctions
+from rulem_web.tiles import MAP_TILE_PATH, TILE_FUNCTIONS_SQL, TileFunctions
 
 log = logging.getLogger("rulem_web")
 
@@ -79,6 +85,7 @@ class ServeSettings:
 class _State:
     sources: dict[str, Sources] = field(default_factory=dict)
     tile_views: set[str] = field(default_factory=set)
+    map_views: list[str] = field(default_factory=list)   # the map tile's, in drawing order
 
 
 def catalog_settings() -> DatabaseSettings:
@@ -165,6 +172,15 @@ def view_sources(rows: list[Any], ids: set[str]) -> dict[str, Sources]:
             log.warning("%s reads %s, which has no change trigger (sql/961): no ETag",
                         cid, r["source"])
     return {cid: frozenset(s) for cid, s in found.items() if cid not in untracked}
+
+
+def map_tile_sources(sources: Mapping[str, Sources], views: list[str]) -> Sources | None:
+    """The sources of the web map's tile: those of all its views, or None (no ETag) when one
+    of them has none tracked."""
+    each = [sources.get(f"pub.{v}") for v in views]
+    if not each or any(s is None for s in each):
+        return None
+    return frozenset().union(*each)
 
 
 async def _stamps(app: Any) -> Mapping[str, str]:
@@ -296,6 +312,10 @@ def create_app(settings: ServeSettings) -> FastAPI:
                 set_feature_ids(app.state.collection_catalog["collections"], keys)
                 app.state.style_rules = [dict(r) for r in
                                          await conn.fetch("SELECT * FROM web.style_rule()")]
+                state.map_views[:] = style.map_views(app.state.style_rules, state.tile_views)
+                whole = map_tile_sources(state.sources, state.map_views)
+                if whole is not None:
+                    state.sources[MAP_TILE_PATH] = whole
                 plan = await conn.fetchrow(
                     "SELECT code, ARRAY[ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e)] AS b "
                     "FROM (SELECT code, ST_Transform(ST_Envelope(geom), 4326) AS e "
@@ -341,6 +361,16 @@ def create_app(settings: ServeSettings) -> FastAPI:
         data = route.endpoint(request=request, output_type=MediaType.json)
         return ORJSONResponse(data.model_dump(exclude_none=True, mode="json"))
 
+    @app.get("/api/style.json", include_in_schema=False)
+    async def map_style(request: Request) -> JSONResponse:
+        """The web map's MapLibre style: this service's tiles in the QGIS palette, only the
+        layers the login may read. Registered before the JSON API's own route, which does not
+        know them."""
+        return JSONResponse(style.style(str(request.base_url), request.app.state.style_rules,
+                                        request.app.state.plan_bounds,
+                                        readable=state.map_views),
+                            headers={"Cache-Control": "no-cache"})
+
     app.include_router(api.router)
     document.register(app, settings.pool)   # /permits/{permit_no}/document.pdf
     for prefix, endpoints in (("", ogc), (HISTORY_PREFIX, history)):
@@ -354,7 +384,8 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     guard.install_error_handlers(app)
 
-    app.add_middleware(TileFunctions, views=lambda: state.tile_views)
+    app.add_middleware(TileFunctions, views=lambda: state.tile_views,
+                       map_views=lambda: state.map_views)
     app.add_middleware(ETagMiddleware, stamps=_stamps, sources=lambda: state.sources)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),

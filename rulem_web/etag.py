@@ -25,9 +25,11 @@ from collections.abc import Callable, Mapping
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-# [/history]/collections/{id}/items[/{itemId}] and .../collections/{id}/tiles/{tms}/{z}/{x}/{y}
+# [/history]/collections/{id}/items[/{itemId}] and .../collections/{id}/tiles/{tms}/{z}/{x}/{y},
+# and the web map's tile of all its layers, /tiles/{z}/{x}/{y}.mvt (its sources under "/tiles")
 _CACHED = re.compile(
-    r"^(?:/history)?/collections/(?P<id>[^/]+)/(?:items(?:/[^/]+)?|tiles/[^/]+/\d+/\d+/\d+)/?$")
+    r"^(?:(?:/history)?/collections/(?P<id>[^/]+)/(?:items(?:/[^/]+)?|tiles/[^/]+/\d+/\d+/\d+)/?"
+    r"|(?P<map>/tiles)/\d+/\d+/\d+\.mvt)$")
 CACHE_CONTROL = "no-cache"
 ALL_SOURCES = "*"   # a view reading through an opaque function follows every table
 
@@ -65,7 +67,7 @@ class ETagMiddleware:
             await self.app(scope, receive, send)
             return
         m = _CACHED.match(scope["path"])
-        sources = self.sources().get(m.group("id")) if m else None
+        sources = self.sources().get(m.group("id") or m.group("map")) if m else None
         if sources is None:
             await self.app(scope, receive, send)
             return

@@ -7,6 +7,12 @@ layers in other colours would make two truths. A rule's QGIS filter is one of a 
 expression. Hatched fills (QGIS patterns) have no sprite-free MapLibre equivalent: they are
 drawn as a fainter fill with the rule's outline. No glyphs, sprites or basemap: nothing is
 fetched from elsewhere, so the style has no text layers (labels: metadata "rulem:labels").
+
+One vector source, "pub", for all the layers: its tile holds one MVT layer per view
+(rulem_web/tiles.py, /tiles/{z}/{x}/{y}.mvt), and each style layer names its view as
+`source-layer`. One request per tile instead of one per view and tile. Clients group the
+style's layers by `source-layer` (the layer list, the labels); metadata "rulem:layers" titles
+them ([{layer, title}], bottom to top).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 TMS = "WebMercatorQuad"
+SOURCE = "pub"            # the style's vector source: every view of ours, one MVT layer each
 
 # The map's layers, bottom to top: (view of pub, geometry kind, legend title).
 WEB_LAYERS: tuple[tuple[str, str, str], ...] = (
@@ -34,9 +41,9 @@ CLICKABLE = frozenset({"parcel_balance", "impact", "replacement", "buffer"})
 
 # Labels at site scales, for the map to draw (the style has no glyphs to draw text with).
 LABELS: tuple[dict[str, Any], ...] = (
-    {"source": "parcel_balance", "layer": "parcel_balance", "property": "pin", "minzoom": 15},
-    {"source": "impact", "layer": "impact", "property": "permit_no", "minzoom": 15},
-    {"source": "replacement", "layer": "replacement", "property": "permit_no", "minzoom": 15},
+    {"layer": "parcel_balance", "property": "pin", "minzoom": 15},
+    {"layer": "impact", "property": "permit_no", "minzoom": 15},
+    {"layer": "replacement", "property": "permit_no", "minzoom": 15},
 )
 
 MM_TO_PX = 96 / 25.4
@@ -82,7 +89,7 @@ def _layers_for(view: str, kind: str, rules: list[Mapping[str, Any]]) -> list[di
         elif expr is not None:
             earlier.append(expr)
         base = f"{view}-{rule['pos']}"
-        common: dict[str, Any] = {"source": view, "source-layer": view,
+        common: dict[str, Any] = {"source": SOURCE, "source-layer": view,
                                   "metadata": {"rulem:label": rule["label"]}}
         hatched = rule["pattern"] not in (None, "solid")
         fill_opacity = round((rule["alpha"] or 0) / 255 * (0.35 if hatched else 1), 3)
@@ -137,27 +144,46 @@ def tile_url(base_url: str, view: str) -> str:
     return f"{base_url.rstrip('/')}/collections/pub.{view}/tiles/{TMS}/{{z}}/{{x}}/{{y}}"
 
 
-def style(base_url: str, rules: Iterable[Mapping[str, Any]],
-          bounds: list[float] | None = None) -> dict[str, Any]:
-    """The MapLibre style (version 8) of the web map, its sources on this service."""
+def map_tile_url(base_url: str) -> str:
+    """The URL template of the web map's tile of all its layers (rulem_web/tiles.py)."""
+    return f"{base_url.rstrip('/')}/tiles/{{z}}/{{x}}/{{y}}.mvt"
+
+
+def map_views(rules: Iterable[Mapping[str, Any]], readable: Iterable[str] | None = None
+              ) -> list[str]:
+    """The views the map draws, bottom to top: those of WEB_LAYERS with style rules (and, when
+    `readable` is given, that the login may read: the others are left out, never an error)."""
     grouped = _by_layer(rules)
+    allowed = None if readable is None else set(readable)
+    return [v for v, _, _ in WEB_LAYERS
+            if v in grouped and (allowed is None or v in allowed)]
+
+
+def style(base_url: str, rules: Iterable[Mapping[str, Any]],
+          bounds: list[float] | None = None, *, readable: Iterable[str] | None = None
+          ) -> dict[str, Any]:
+    """The MapLibre style (version 8) of the web map, its sources on this service."""
+    rules = list(rules)
+    grouped = _by_layer(rules)
+    views = map_views(rules, readable)
     sources: dict[str, Any] = {}
     layers: list[dict[str, Any]] = [{"id": "background", "type": "background",
                                      "paint": {"background-color": "#f7f7f4"}}]
-    for view, kind, _title in WEB_LAYERS:
-        if view not in grouped:
-            continue
-        sources[view] = {"type": "vector", "tiles": [tile_url(base_url, view)],
-                         "minzoom": 0, "maxzoom": 22}
+    titles: list[dict[str, str]] = []
+    if views:
+        sources[SOURCE] = {"type": "vector", "tiles": [map_tile_url(base_url)],
+                           "minzoom": 0, "maxzoom": 22}
         if bounds:
-            sources[view]["bounds"] = bounds
-        layers += _layers_for(view, kind, grouped[view])
+            sources[SOURCE]["bounds"] = bounds
+    for view, kind, title in WEB_LAYERS:
+        if view in views:
+            layers += _layers_for(view, kind, grouped[view])
+            titles.append({"layer": view, "title": title})
     out: dict[str, Any] = {
         "version": 8, "name": "rulem-db: Rule M balance map", "sources": sources,
         "layers": layers,
-        "metadata": {"rulem:labels": [lab for lab in LABELS if lab["source"] in sources],
-                     "rulem:layers": [{"source": v, "title": t} for v, _, t in WEB_LAYERS
-                                      if v in sources]},
+        "metadata": {"rulem:labels": [lab for lab in LABELS if lab["layer"] in views],
+                     "rulem:layers": titles},
     }
     if bounds:
         w, s, e, n = bounds

@@ -11,9 +11,16 @@ and the tiles of everything else (history views, other matrix sets), and the OGC
 conformance. Query parameters tipg would honour on a tile (properties, limit, filters) do not
 apply to these tiles.
 
-One exception, for the web map's date control (issue 28, point 10): a tile of
+One exception, for the web map's date control (docs/publishing.md, "The web map"): a tile of
 pub.parcel_balance with `?as_of=YYYY-MM-DD` draws the parcels by their balance as of that
 date (pub.parcel_balance_as_of), so the map recolours with the date, not only the panel.
+
+The web map reads one tile per z/x/y for all its layers, `/tiles/{z}/{x}/{y}.mvt`: the
+concatenated answers of the map's views' tile functions, each its own MVT layer (a tile is a
+list of layers, so tiles concatenate). One request per tile instead of one per layer and tile
+(74 requests in the first view for seven layers). The views are those the login may read,
+fixed at start: a view the login cannot read is left out of the tile, never an error. It
+takes `?as_of=` like the parcel tile above.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 _TILE = re.compile(
     r"^/collections/pub\.(?P<view>\w+)/tiles/WebMercatorQuad/(?P<z>\d+)/(?P<x>\d+)/(?P<y>\d+)"
     r"/?$")
+MAP_TILE_PATH = "/tiles"  # the web map's tile of all its layers: /tiles/{z}/{x}/{y}.mvt
+_MAP_TILE = re.compile(r"^/tiles/(?P<z>\d+)/(?P<x>\d+)/(?P<y>\d+)\.mvt$")
+_VIEW_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 MVT = "application/vnd.mapbox-vector-tile"
 
 TILE_FUNCTIONS_SQL = """
@@ -56,6 +66,23 @@ SELECT ST_AsMVT(t, 'parcel_balance', 4096, 'geom', 'parcel_id') FROM (
 AS_OF_VIEWS = frozenset({"parcel_balance"})
 
 
+def map_tile_sql(views: list[str], on_date: bool) -> tuple[str, bool]:
+    """One statement making the web map's tile: the views' tile functions' answers
+    concatenated in the map's drawing order, the parcels as of $4 when on_date; and whether
+    the statement takes that date."""
+    parts = []
+    dated = False
+    for view in views:
+        if not _VIEW_NAME.match(view):
+            raise ValueError(f"not a view name: {view!r}")
+        if on_date and view in AS_OF_VIEWS:
+            parts.append(f"coalesce(({AS_OF_SQL}), ''::bytea)")
+            dated = True
+        else:
+            parts.append(f"coalesce(pub.{view}_tile($1, $2, $3), ''::bytea)")
+    return "SELECT " + (" || ".join(parts) if parts else "''::bytea"), dated
+
+
 def as_of(query_string: bytes) -> dt.date | None:
     """The tile's as_of date, or None (today); a value that is no date is ignored."""
     raw = parse_qs(query_string.decode("latin-1")).get("as_of", [""])[0]
@@ -66,29 +93,39 @@ def as_of(query_string: bytes) -> dt.date | None:
 
 
 class TileFunctions:
-    """Answers GET tiles of views that have a tile function; passes everything else on."""
+    """Answers GET tiles of views that have a tile function, and the web map's tile of all
+    its layers; passes everything else on."""
 
-    def __init__(self, app: ASGIApp, views: Callable[[], set[str]]) -> None:
+    def __init__(self, app: ASGIApp, views: Callable[[], set[str]],
+                 map_views: Callable[[], list[str]] = list) -> None:
         self.app = app
-        self.views = views  # () -> {"parcel_balance", ...}, filled at start
+        self.views = views          # () -> {"parcel_balance", ...}, filled at start
+        self.map_views = map_views  # () -> the map tile's views, in drawing order
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        m = (_TILE.match(scope["path"])
-             if scope["type"] == "http" and scope["method"] in ("GET", "HEAD") else None)
-        if m is None or m.group("view") not in self.views():
+        http_get = scope["type"] == "http" and scope["method"] in ("GET", "HEAD")
+        one = _TILE.match(scope["path"]) if http_get else None
+        if one is not None and one.group("view") not in self.views():
+            one = None
+        whole = _MAP_TILE.match(scope["path"]) if http_get and one is None else None
+        found = one or whole
+        if found is None:
             await self.app(scope, receive, send)
             return
-        z, x, y = (int(m.group(k)) for k in "zxy")
+        z, x, y = (int(found.group(k)) for k in "zxy")
         if z > 30 or x >= 2 ** z or y >= 2 ** z:
             body, status = b'{"detail":"tile outside the tile matrix"}', 404
             ctype = "application/json"
         else:
             on = as_of(scope.get("query_string", b""))
             async with scope["app"].state.pool.acquire() as conn:
-                if on is not None and m.group("view") in AS_OF_VIEWS:
+                if one is None:
+                    sql, dated = map_tile_sql(self.map_views(), on is not None)
+                    body = await conn.fetchval(sql, z, x, y, *([on] if dated else [])) or b""
+                elif on is not None and one.group("view") in AS_OF_VIEWS:
                     body = await conn.fetchval(AS_OF_SQL, z, x, y, on) or b""
                 else:
-                    body = await conn.fetchval(f"SELECT pub.{m.group('view')}_tile($1, $2, $3)",
+                    body = await conn.fetchval(f"SELECT pub.{one.group('view')}_tile($1, $2, $3)",
                                                z, x, y) or b""
             status, ctype = 200, MVT
         await send({"type": "http.response.start", "status": status,

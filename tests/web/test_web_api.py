@@ -203,18 +203,17 @@ def test_healthz(web_server) -> None:
 def test_style_and_legend_use_the_qgis_palette(web_server) -> None:
     style = get(web_server, "/api/style.json", headers={"X-Forwarded-Prefix": "/rulem"}).json()
     assert style["version"] == 8 and "glyphs" not in style and "sprite" not in style
-    tiles = style["sources"]["parcel_balance"]["tiles"][0]
-    assert tiles == (f"{web_server.base_url}/rulem/collections/pub.parcel_balance/tiles/"
-                     "WebMercatorQuad/{z}/{x}/{y}")
+    tiles = style["sources"]["pub"]["tiles"][0]
+    assert tiles == f"{web_server.base_url}/rulem/tiles/{{z}}/{{x}}/{{y}}.mvt"
     assert {"parcel_balance", "wetland", "impact", "replacement", "buffer", "finding",
-            "cwmp_area"} <= set(style["sources"])
+            "cwmp_area"} <= {lay.get("source-layer") for lay in style["layers"]}
     legend = get(web_server, "/api/legend").json()
     findings = {e["label"].lower(): e["color"] for e in legend if e["layer"] == "finding"}
     assert findings == SEVERITY_COLOURS
     deficit = next(e for e in legend if e["layer"] == "parcel_balance"
                    and e["label"].startswith("Deficit"))
     colours = [lay["paint"].get("fill-color") for lay in style["layers"]
-               if lay.get("source") == "parcel_balance"]
+               if lay.get("source-layer") == "parcel_balance"]
     assert deficit["color"] in colours
 
 

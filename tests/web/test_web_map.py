@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import sqlalchemy as sa
@@ -45,6 +46,9 @@ CLICK_TOLERANCE_ACRES = 0.006
 # The parcel clicked: the one holding permit 24-001's impact (demo/cases.toml, case 1), which
 # has an impact, credit and a transfer out, so every figure of its balance is non-zero.
 CASE = "24-001"
+# The first view's tile requests at most: about one per tile in view (10 here), where one
+# source per layer asked 74.
+FIRST_VIEW_TILE_REQUESTS = 20
 
 
 def _pin_display(pin: str) -> str:
@@ -99,7 +103,7 @@ def _wait_tile_status(page: Any, pin: str, status: str) -> None:
     """Until every piece of the parcel in the map's loaded tiles has this status."""
     page.wait_for_function("""([pin, status]) => {
         const map = window.rulemMap;
-        const f = map.querySourceFeatures('parcel_balance', {sourceLayer: 'parcel_balance',
+        const f = map.querySourceFeatures('pub', {sourceLayer: 'parcel_balance',
             filter: ['==', ['get', 'pin'], pin]});
         return f.length > 0 && f.every((x) => x.properties.status === status);
     }""", arg=[pin, status])
@@ -329,10 +333,10 @@ def test_site_scale_labels_and_the_layer_list(page: Any, db: sa.Connection) -> N
     labels.first.wait_for()
     page.locator(".map-label.permit", has_text=f"permit {CASE}").first.wait_for()
     # The layer list: unticking the parcels hides every style layer drawn from them.
-    box = page.locator("#layer-list input[data-source=parcel_balance]")
+    box = page.locator("#layer-list input[data-layer=parcel_balance]")
     box.uncheck()
     hidden = page.evaluate("""() => window.rulemMap.getStyle().layers
-        .filter((l) => l.source === 'parcel_balance')
+        .filter((l) => l['source-layer'] === 'parcel_balance')
         .map((l) => window.rulemMap.getLayoutProperty(l.id, 'visibility'))""")
     assert hidden and set(hidden) == {"none"}
     box.check()
@@ -468,6 +472,25 @@ def test_the_legend_is_in_the_first_view_at_1440x900(page: Any, web_server) -> N
         first = other.locator("#legend-box").bounding_box()
         assert first["y"] >= 0 and last["y"] + last["height"] <= 900, (first, last)
         assert other.locator("#legend-box").is_visible()
+    finally:
+        other.close()
+
+
+def test_the_first_view_asks_one_request_per_tile(page: Any, web_server) -> None:
+    """Issue 28 point 11: every layer comes in one tile (/tiles/{z}/{x}/{y}.mvt), so the
+    first view at 1280 x 800 asks the server for a few tiles, not one per layer and tile
+    (74 requests when each of the seven layers was a source of its own)."""
+    other = page.context.browser.new_page(viewport={"width": 1280, "height": 800})
+    other.set_default_timeout(WAIT_MS)
+    asked: list[str] = []
+    other.on("request", lambda r: asked.append(urlsplit(r.url).path)
+             if "/tiles/" in r.url else None)
+    try:
+        other.goto(web_server.base_url + "/")
+        other.wait_for_selector("body[data-ready=true]", state="attached")
+        _wait_idle(other)
+        assert asked and all(re.fullmatch(r"/tiles/\d+/\d+/\d+\.mvt", p) for p in asked), asked
+        assert len(asked) <= FIRST_VIEW_TILE_REQUESTS, asked
     finally:
         other.close()
 

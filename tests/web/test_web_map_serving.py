@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 import httpx
+import mapbox_vector_tile
 import sqlalchemy as sa
-from web_server import web_server_fixture  # noqa: F401  (provides the `web_server` fixture)
+from web_server import (
+    start_serve,
+    stop_serve,
+    web_server_fixture,  # noqa: F401  (provides the `web_server` fixture)
+)
 
 from demo.cases import DEMO_CASES
 from rulem_db.reports.palette import (
@@ -46,8 +53,8 @@ def _tile_of(lon: float, lat: float, z: int) -> tuple[int, int, int]:
     return z, x, y
 
 
-def test_parcel_tiles_as_of_a_date(web_server) -> None:
-    """The tile holding permit 24-001's parcel differs before its impact (status none then)."""
+def _case_parcel(web_server) -> tuple[float, float, date]:
+    """Where permit 24-001's parcel is (a point on it, lon/lat) and its first impact's date."""
     pin = DEMO_CASES["24-001"]["pins"][0]
     eng = sa.create_engine(web_server.url)
     with eng.connect() as conn:
@@ -57,16 +64,96 @@ def test_parcel_tiles_as_of_a_date(web_server) -> None:
             "ST_PointOnSurface(geom), 4326) AS p FROM pub.parcel_balance "
             "WHERE pin = core.pin_display(:p)) b"), {"p": pin}).one()
     eng.dispose()
+    return lon, lat, first
+
+
+def test_parcel_tiles_as_of_a_date(web_server) -> None:
+    """The tile holding permit 24-001's parcel differs before its impact (status none then),
+    at the parcels' own tile path and in the map's tile of all layers."""
+    lon, lat, first = _case_parcel(web_server)
     style = httpx.get(web_server.base_url + "/api/style.json").json()
-    url = style["sources"]["parcel_balance"]["tiles"][0].format_map(
-        dict(zip("zxy", _tile_of(lon, lat, 15), strict=True)))
-    now = httpx.get(url)
-    a_year_before = first.replace(day=1, year=first.year - 1).isoformat()
-    before = httpx.get(url, params={"as_of": a_year_before})
-    bad = httpx.get(url, params={"as_of": "'; DROP TABLE x; --"})   # not a date: ignored
-    assert now.status_code == before.status_code == bad.status_code == 200
-    assert now.content and before.content and now.content != before.content
-    assert bad.content == now.content
+    zxy = dict(zip("zxy", _tile_of(lon, lat, 15), strict=True))
+    for url in (style["sources"]["pub"]["tiles"][0].format_map(zxy),
+                web_server.base_url + "/collections/pub.parcel_balance/tiles/WebMercatorQuad/"
+                "{z}/{x}/{y}".format_map(zxy)):
+        now = httpx.get(url)
+        a_year_before = first.replace(day=1, year=first.year - 1).isoformat()
+        before = httpx.get(url, params={"as_of": a_year_before})
+        bad = httpx.get(url, params={"as_of": "'; DROP TABLE x; --"})   # not a date: ignored
+        assert now.status_code == before.status_code == bad.status_code == 200
+        assert now.content and before.content and now.content != before.content
+        assert bad.content == now.content
+        # each answer its own tag: MapLibre keeps a reloaded tile's data on an equal tag
+        assert now.headers["etag"] != before.headers["etag"]
+        assert httpx.get(url, params={"as_of": a_year_before}, headers={
+            "If-None-Match": before.headers["etag"]}).status_code == 304
+
+
+def _layers(body: bytes) -> dict[str, Any]:
+    return {name: layer["features"] for name, layer in mapbox_vector_tile.decode(body).items()}
+
+
+def test_the_map_reads_every_layer_in_one_tile(web_server) -> None:
+    """Issue 28 point 11: the style has one vector source; its tile holds one MVT layer per
+    view drawn, each the same as that view's own tile (which GIS clients keep reading)."""
+    style = httpx.get(web_server.base_url + "/api/style.json").json()
+    assert list(style["sources"]) == ["pub"]   # and no basemap unless a district sets one
+    template = style["sources"]["pub"]["tiles"][0]
+    assert template == web_server.base_url + "/tiles/{z}/{x}/{y}.mvt"
+    drawn = [layer for layer in style["layers"] if layer["type"] != "background"]
+    assert {layer["source"] for layer in drawn} == {"pub"}
+    views = {layer["source-layer"] for layer in drawn}
+    assert views == {"parcel_balance", "wetland", "replacement", "buffer", "impact", "finding",
+                     "cwmp_area"}
+    assert [e["layer"] for e in style["metadata"]["rulem:layers"]] == [
+        "parcel_balance", "wetland", "replacement", "buffer", "impact", "finding", "cwmp_area"]
+    lon, lat, _ = _case_parcel(web_server)
+    zxy = dict(zip("zxy", _tile_of(lon, lat, 14), strict=True))
+    whole = httpx.get(template.format_map(zxy))
+    assert whole.status_code == 200
+    assert whole.headers["content-type"] == "application/vnd.mapbox-vector-tile"
+    layers = _layers(whole.content)
+    assert {"parcel_balance", "wetland", "impact", "cwmp_area"} <= set(layers) <= views
+    for view in views:
+        own = httpx.get(web_server.base_url + f"/collections/pub.{view}/tiles/WebMercatorQuad/"
+                        "{z}/{x}/{y}".format_map(zxy))
+        assert own.status_code == 200
+        assert layers.get(view, []) == _layers(own.content).get(view, []), view
+    # cached like the views' tiles: a strong tag, revalidated with 304
+    assert whole.headers["cache-control"] == "no-cache"
+    again = httpx.get(template.format_map(zxy), headers={"If-None-Match": whole.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+    outside = httpx.get(template.format_map({"z": 2, "x": 9, "y": 9}))
+    assert outside.status_code == 404
+
+
+def test_a_view_the_login_cannot_read_is_left_out_of_the_map(web_server, tmp_path) -> None:
+    """A login that may not read pub.finding gets a style and tiles without findings, and no
+    error (the privilege is taken from rulem_gis in this module's copy, then given back;
+    the service reads what its login may read at start, as it reads its catalog)."""
+    eng = sa.create_engine(web_server.url, isolation_level="AUTOCOMMIT")
+    proc = None
+    try:
+        with eng.connect() as conn:
+            conn.execute(sa.text("REVOKE SELECT ON pub.finding FROM rulem_gis"))
+        proc, base, _ = start_serve(web_server.gis_url, tmp_path / "serve.log")
+        style = httpx.get(base + "/api/style.json").json()
+        drawn = {layer.get("source-layer") for layer in style["layers"]}
+        assert "finding" not in drawn and "parcel_balance" in drawn
+        assert "finding" not in {e["layer"] for e in style["metadata"]["rulem:layers"]}
+        lon, lat, _ = _case_parcel(web_server)
+        zxy = dict(zip("zxy", _tile_of(lon, lat, 14), strict=True))
+        tile = httpx.get(style["sources"]["pub"]["tiles"][0].format_map(zxy))
+        assert tile.status_code == 200
+        layers = _layers(tile.content)
+        assert "finding" not in layers and "parcel_balance" in layers
+        assert httpx.get(base + "/collections/pub.finding").status_code == 404
+    finally:
+        if proc is not None:
+            stop_serve(proc)
+        with eng.connect() as conn:
+            conn.execute(sa.text("GRANT SELECT ON pub.finding TO rulem_gis"))
+        eng.dispose()
 
 
 def test_one_colour_per_meaning_in_every_client(web_server) -> None:
@@ -119,3 +206,4 @@ def test_a_footprint_far_from_the_plan_area_gets_a_plain_sentence(web_server) ->
     assert r.status_code == 400
     said = r.json()["error"]
     assert "Rule M does not apply" in said and "CRS" not in said, said
+

@@ -4,9 +4,11 @@
 // the map may load nothing from another host; no glyph package is available to install, so
 // the style has no text layers. The browser's own fonts draw these labels instead: at zoom 15
 // and closer, one label per parcel (its PIN) and per permit (its number) among the features
-// in view. The style says what to label in metadata "rulem:labels" ([{source, property,
-// minzoom}]: the features of that source's layers, by that property); without it: parcels'
-// "pin" and any other layer's "permit_no".
+// in view. The style says what to label in metadata "rulem:labels" ([{layer, property,
+// minzoom}]: the features of the style layers drawing that layer, by that property); without
+// it: parcels' "pin" and any other layer's "permit_no".
+
+import { layerOf } from "./layers.js";
 
 const MAX_LABELS = 250;
 const DEFAULT_MINZOOM = 15;
@@ -17,15 +19,16 @@ function rules(map) {
   const listed = style && style.metadata && style.metadata["rulem:labels"];
   if (Array.isArray(listed) && listed.length) {
     return listed.map((r) => ({
-      layers: (style.layers || []).filter((l) => l.source === r.source).map((l) => l.id),
+      layers: (style.layers || []).filter((l) => l.source && layerOf(l) === r.layer)
+        .map((l) => l.id),
       field: r.property,
       minzoom: r.minzoom ?? DEFAULT_MINZOOM,
       kind: r.property === "pin" ? "pin" : "permit",
     }));
   }
-  const layers = (style.layers || []).filter((l) => l.source && l.type !== "background");
-  const parcel = layers.filter((l) => /parcel/.test(`${l.source} ${l.id}`)).map((l) => l.id);
-  const other = layers.filter((l) => !/parcel/.test(`${l.source} ${l.id}`)).map((l) => l.id);
+  const layers = (style.layers || []).filter((l) => l.source && l.type !== "raster");
+  const parcel = layers.filter((l) => /parcel/.test(`${layerOf(l)} ${l.id}`)).map((l) => l.id);
+  const other = layers.filter((l) => !/parcel/.test(`${layerOf(l)} ${l.id}`)).map((l) => l.id);
   return [
     { layers: parcel, field: "pin", minzoom: DEFAULT_MINZOOM, kind: "pin" },
     { layers: other, field: "permit_no", minzoom: DEFAULT_MINZOOM, kind: "permit" },

@@ -1,35 +1,38 @@
-// The layer list (a checkbox per published layer, toggling every style layer drawn from it)
-// and the legend (/api/legend: one swatch per style rule, grouped by layer, from the same
-// rules as QGIS).
+// The layer list (a checkbox per published layer and the basemap, toggling every style layer
+// drawn from it) and the legend (/api/legend: one swatch per style rule, grouped by layer,
+// from the same rules as QGIS).
 
 import { getJSON } from "./api.js";
 import { el } from "./format.js";
 
-/** The style's layers grouped by source (one published view each), titled by the style's
- * metadata "rulem:layers" ([{source, title}]); topmost first, as in a GIS layer list. */
+/** The layer a style layer draws: its source-layer (one published view each, all in one
+ * vector source), else its source (the basemap). */
+export function layerOf(layer) {
+  return layer["source-layer"] || layer.source;
+}
+
+/** The style's layers grouped by the layer they draw, titled by the style's metadata
+ * "rulem:layers" ([{layer, title}]); topmost first, as in a GIS layer list. */
 function groups(style) {
   const titles = new Map(
-    ((style.metadata && style.metadata["rulem:layers"]) || []).map((l) => [l.source, l.title]),
+    ((style.metadata && style.metadata["rulem:layers"]) || []).map((l) => [l.layer, l.title]),
   );
-  const bySource = new Map();
+  const byLayer = new Map();
   for (const layer of style.layers || []) {
     if (!layer.source) continue;
-    if (!bySource.has(layer.source)) {
-      bySource.set(layer.source, {
-        source: layer.source,
-        title: titles.get(layer.source) || layer.source.replace(/_/g, " "),
-        layers: [],
-      });
+    const key = layerOf(layer);
+    if (!byLayer.has(key)) {
+      byLayer.set(key, { key, title: titles.get(key) || key.replace(/_/g, " "), layers: [] });
     }
-    bySource.get(layer.source).layers.push(layer);
+    byLayer.get(key).layers.push(layer);
   }
-  return [...bySource.values()].reverse();
+  return [...byLayer.values()].reverse();
 }
 
 export function setupLayerList(list, map, style) {
   const items = groups(style).map((group, index) => {
     const id = `layer-toggle-${index}`;
-    const box = el("input", { type: "checkbox", id, "data-source": group.source });
+    const box = el("input", { type: "checkbox", id, "data-layer": group.key });
     box.checked = group.layers.some((l) => !l.layout || l.layout.visibility !== "none");
     box.addEventListener("change", () => {
       for (const layer of group.layers) {

@@ -15,6 +15,7 @@ import { readView, writeView } from "./view.js";
 
 const maplibregl = window.maplibregl;
 const status = document.getElementById("status");
+const DATA_SOURCE = "pub"; // the style's vector source: every layer, one tile (rulem_web/style.py)
 
 function say(text) {
   status.textContent = text;
@@ -124,15 +125,17 @@ async function start() {
 
   const dateInput = document.getElementById("as-of");
   window.rulemView = () => readView();
-  // The parcels' colours follow the date: their tiles as of it (rulem_web/tiles.py).
-  const parcelTiles = style.sources.parcel_balance && style.sources.parcel_balance.tiles;
+  // The parcels' colours follow the date: the map's tiles as of it (rulem_web/tiles.py).
+  const dataTiles = style.sources[DATA_SOURCE] && style.sources[DATA_SOURCE].tiles;
+  let tilesAsOf = "";
   function recolour() {
-    const source = map.getSource("parcel_balance");
-    if (!source || !parcelTiles) return;
+    const source = map.getSource(DATA_SOURCE);
     const when = asOf();
+    if (!source || !dataTiles || when === tilesAsOf) return;
+    tilesAsOf = when;
     // Each date's tiles carry their own ETag (rulem_web/etag.py): MapLibre keeps a reloaded
     // tile's old data when the new answer's ETag is the old one's.
-    source.setTiles(parcelTiles.map((t) => (when ? `${t}?as_of=${encodeURIComponent(when)}` : t)));
+    source.setTiles(dataTiles.map((t) => (when ? `${t}?as_of=${encodeURIComponent(when)}` : t)));
   }
   function dateChanged() {
     recolour();

@@ -5,8 +5,8 @@
 const OWN_SOURCES = new Set(["screen-draw", "screen-wetland", "screen-buffer"]);
 
 function isParcel(feature) {
-  const source = String(feature.source || "") + " " + String(feature.layer && feature.layer.id);
-  return /parcel/.test(source);
+  const layer = `${feature.sourceLayer || feature.source || ""} ${feature.layer && feature.layer.id}`;
+  return /parcel/.test(layer);
 }
 
 /** Every permit and parcel at a screen point, topmost first, each once: [{kind: "permit",
