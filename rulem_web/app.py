@@ -55,6 +55,7 @@ from tipg.resources.enums import MediaType
 from tipg.settings import DatabaseSettings
 
 from rulem_web import api, document, filters, guard, pages, style
+from rulem_web.basemap import BASEMAP_PATH, Basemap
 from rulem_web.database import PoolSettings, create_pool
 from rulem_web.etag import ETagMiddleware, Sources
 from rulem_web.tiles import MAP_TILE_PATH, TILE_FUNCTIONS_SQL, TileFunctions
@@ -64,6 +65,7 @@ log = logging.getLogger("rulem_web")
 PACKAGE = Path(__file__).resolve().parent
 STATIC_DIR = PACKAGE / "static"
 MAPLIBRE_DIST = PACKAGE / "web" / "node_modules" / "maplibre-gl" / "dist"
+PMTILES_DIST = PACKAGE / "web" / "node_modules" / "pmtiles" / "dist"
 TITLE = "rulem-db: Rule M layers (OGC API Features and Tiles)"
 HISTORY_TITLE = "rulem-db: every version of the Rule M layers (OGC API Features)"
 HISTORY_PREFIX = "/history"
@@ -79,6 +81,7 @@ class ServeSettings:
     cors_origins: tuple[str, ...] = ()      # browsers' origins allowed to read (GET, POST)
     trusted_proxies: tuple[str, ...] = ("127.0.0.1", "::1")  # may set X-Forwarded-Prefix
     root_path: str = ""                     # a fixed base path behind a proxy
+    basemap: Basemap | None = None          # the district's basemap (rulem_web.basemap)
 
 
 @dataclass
@@ -364,12 +367,20 @@ def create_app(settings: ServeSettings) -> FastAPI:
     @app.get("/api/style.json", include_in_schema=False)
     async def map_style(request: Request) -> JSONResponse:
         """The web map's MapLibre style: this service's tiles in the QGIS palette, only the
-        layers the login may read. Registered before the JSON API's own route, which does not
-        know them."""
+        layers the login may read, and the district's basemap. Registered before the JSON
+        API's own route, which knows neither."""
         return JSONResponse(style.style(str(request.base_url), request.app.state.style_rules,
                                         request.app.state.plan_bounds,
-                                        readable=state.map_views),
+                                        readable=state.map_views, basemap=settings.basemap),
                             headers={"Cache-Control": "no-cache"})
+
+    basemap_file = settings.basemap.file if settings.basemap else None
+    if basemap_file is not None:
+        @app.api_route(BASEMAP_PATH, methods=["GET", "HEAD"], include_in_schema=False)
+        async def basemap_tiles() -> FileResponse:
+            """The district's PMTiles basemap; the map reads it by HTTP Range requests."""
+            return FileResponse(basemap_file, media_type="application/vnd.pmtiles",
+                                headers={"Cache-Control": "no-cache"})
 
     app.include_router(api.router)
     document.register(app, settings.pool)   # /permits/{permit_no}/document.pdf
@@ -381,6 +392,8 @@ def create_app(settings: ServeSettings) -> FastAPI:
     if MAPLIBRE_DIST.is_dir():
         app.mount("/static/vendor/maplibre-gl", StaticFiles(directory=MAPLIBRE_DIST),
                   name="maplibre")
+    if PMTILES_DIST.is_dir():
+        app.mount("/static/vendor/pmtiles", StaticFiles(directory=PMTILES_DIST), name="pmtiles")
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     guard.install_error_handlers(app)
 
@@ -394,5 +407,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     # compressed answers (issue 28 point 11): MapLibre is 1.06 MB raw, about 290 kB gzipped
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
     app.add_middleware(ForwardedPrefix, trusted=settings.trusted_proxies)
-    app.add_middleware(guard.RequestGuard)   # outermost: before anything reads the request
+    origin = settings.basemap.origin if settings.basemap else None
+    # outermost: before anything reads the request
+    app.add_middleware(guard.RequestGuard, image_origins=(origin,) if origin else ())
     return app

@@ -34,17 +34,28 @@ HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,252})|\[[0-9A-Fa-f:.]{2,4
                   r"(?::[0-9]{1,5})?$")
 # A base path: segments of unreserved URL characters.
 PREFIX = re.compile(r"^(?:/[A-Za-z0-9._~-]+)*/?$")
-CONTENT_SECURITY_POLICY = "; ".join((
-    "default-src 'none'", "script-src 'self'", "style-src 'self'",
-    "img-src 'self' data: blob:", "font-src 'self'", "connect-src 'self'",
-    "worker-src 'self' blob:", "child-src 'self' blob:", "manifest-src 'self'",
-    "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"))
-SECURITY_HEADERS = (
-    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"same-origin"),
-    (b"x-frame-options", b"DENY"),
-)
+
+
+def content_security_policy(image_origins: Iterable[str] = ()) -> str:
+    """The policy of every answer: this origin only, plus the origins a configured basemap's
+    images come from (rulem_web.basemap checks them: scheme://host[:port], nothing else)."""
+    images = " ".join(("'self'", "data:", "blob:", *image_origins))
+    return "; ".join((
+        "default-src 'none'", "script-src 'self'", "style-src 'self'",
+        f"img-src {images}", "font-src 'self'", "connect-src 'self'",
+        "worker-src 'self' blob:", "child-src 'self' blob:", "manifest-src 'self'",
+        "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"))
+
+
+def security_headers(image_origins: Iterable[str] = ()) -> tuple[tuple[bytes, bytes], ...]:
+    """The headers added to every answer."""
+    return ((b"content-security-policy", content_security_policy(image_origins).encode()),
+            (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"same-origin"),
+            (b"x-frame-options", b"DENY"))
+
+
+SECURITY_HEADERS = security_headers()
 
 
 # Numeric query parameters of tipg's routes, with the range any sensible request stays in: a
@@ -105,11 +116,14 @@ async def _answer(send: Send, status: int, message: str,
 
 class RequestGuard:
     """Refuses a bad Host (400) or a body over MAX_BODY_BYTES (413, by Content-Length before
-    reading, or by counting a streamed/chunked body), and adds the security headers."""
+    reading, or by counting a streamed/chunked body), and adds the security headers (images
+    also from `image_origins`: a configured basemap's)."""
 
-    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY_BYTES,
+                 image_origins: tuple[str, ...] = ()) -> None:
         self.app = app
         self.max_body = max_body
+        self.headers = security_headers(image_origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -152,7 +166,7 @@ class RequestGuard:
                 started = True
                 names = {k.lower() for k, _ in message.get("headers", [])}
                 message["headers"] = [*message.get("headers", []),
-                                      *(h for h in SECURITY_HEADERS if h[0] not in names)]
+                                      *(h for h in self.headers if h[0] not in names)]
             await send(message)
 
         try:

@@ -1,6 +1,6 @@
 """uvicorn's entry point: `rulem_web.main:app` (a factory), configured by `rulem-db serve`
-through RULEM_WEB_* environment variables, so that every worker process builds the same
-application."""
+through RULEM_WEB_* environment variables (and the district's RULEM_BASEMAP_*), so that every
+worker process builds the same application."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 
 from fastapi import FastAPI
 
+from rulem_web import basemap
 from rulem_web.app import ServeSettings, create_app
 from rulem_web.database import PoolSettings
 
@@ -27,4 +28,5 @@ def app() -> FastAPI:
         pool=pool, plan_area=os.environ.get("RULEM_WEB_PLAN_AREA") or None,
         cors_origins=_list("RULEM_WEB_CORS"),
         trusted_proxies=_list("RULEM_WEB_PROXIES") or ("127.0.0.1", "::1"),
-        root_path=os.environ.get("RULEM_WEB_ROOT_PATH", "")))
+        root_path=os.environ.get("RULEM_WEB_ROOT_PATH", ""),
+        basemap=basemap.from_environment()))

@@ -5,24 +5,30 @@ are what QGIS, the reports and pub.severity_style already share; the browser dra
 layers in other colours would make two truths. A rule's QGIS filter is one of a few forms
 ("attr" = 'v', "attr" IN ('a', 'b'), "attr", ELSE, none), each of which has a MapLibre
 expression. Hatched fills (QGIS patterns) have no sprite-free MapLibre equivalent: they are
-drawn as a fainter fill with the rule's outline. No glyphs, sprites or basemap: nothing is
-fetched from elsewhere, so the style has no text layers (labels: metadata "rulem:labels").
+drawn as a fainter fill with the rule's outline. No glyphs or sprites: nothing is fetched
+from elsewhere, so the style has no text layers (labels: metadata "rulem:labels"). A basemap
+only when a district configures one (rulem_web.basemap), drawn below every layer of ours.
 
 One vector source, "pub", for all the layers: its tile holds one MVT layer per view
 (rulem_web/tiles.py, /tiles/{z}/{x}/{y}.mvt), and each style layer names its view as
 `source-layer`. One request per tile instead of one per view and tile. Clients group the
 style's layers by `source-layer` (the layer list, the labels); metadata "rulem:layers" titles
-them ([{layer, title}], bottom to top).
+them ([{layer, title}], bottom to top, the basemap first when there is one).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rulem_web.basemap import Basemap
 
 TMS = "WebMercatorQuad"
 SOURCE = "pub"            # the style's vector source: every view of ours, one MVT layer each
+BASEMAP = "basemap"       # the style's raster source and layer of a configured basemap
+BASEMAP_TITLE = "Basemap"
 
 # The map's layers, bottom to top: (view of pub, geometry kind, legend title).
 WEB_LAYERS: tuple[tuple[str, str, str], ...] = (
@@ -160,9 +166,10 @@ def map_views(rules: Iterable[Mapping[str, Any]], readable: Iterable[str] | None
 
 
 def style(base_url: str, rules: Iterable[Mapping[str, Any]],
-          bounds: list[float] | None = None, *, readable: Iterable[str] | None = None
-          ) -> dict[str, Any]:
-    """The MapLibre style (version 8) of the web map, its sources on this service."""
+          bounds: list[float] | None = None, *, readable: Iterable[str] | None = None,
+          basemap: Basemap | None = None) -> dict[str, Any]:
+    """The MapLibre style (version 8) of the web map, its sources on this service (and a
+    configured basemap's)."""
     rules = list(rules)
     grouped = _by_layer(rules)
     views = map_views(rules, readable)
@@ -170,6 +177,10 @@ def style(base_url: str, rules: Iterable[Mapping[str, Any]],
     layers: list[dict[str, Any]] = [{"id": "background", "type": "background",
                                      "paint": {"background-color": "#f7f7f4"}}]
     titles: list[dict[str, str]] = []
+    if basemap is not None:
+        sources[BASEMAP] = basemap.source(base_url)
+        layers.append({"id": BASEMAP, "type": "raster", "source": BASEMAP})
+        titles.append({"layer": BASEMAP, "title": BASEMAP_TITLE})
     if views:
         sources[SOURCE] = {"type": "vector", "tiles": [map_tile_url(base_url)],
                            "minzoom": 0, "maxzoom": 22}

@@ -44,12 +44,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rulem_web import login
+    from rulem_web import basemap, login
     from rulem_web.guard import valid_prefix
 
     if not valid_prefix(args.root_path or "/"):
         print(f"rulem-db serve: --root-path {args.root_path[:60]!r} is not a path of letters, "
               "digits and . _ ~ -", file=sys.stderr)
+        return 2
+    try:  # read again by each worker (rulem_web.main); refused here, before anything starts
+        basemap.from_environment()
+    except basemap.BasemapError as exc:
+        print(f"rulem-db serve: {exc}", file=sys.stderr)
         return 2
     url = args.db or os.environ.get("RULEM_DATABASE_URL")
     if not url:  # the embedded default: its own web login, made here if missing

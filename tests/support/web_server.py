@@ -88,12 +88,13 @@ def gis_login(admin_url: URL, database: str) -> Iterator[str]:
         eng.dispose()
 
 
-def start_serve(db_url: str, log: Path, extra: tuple[str, ...] = ()) -> tuple[
-        subprocess.Popen, str, int]:
-    """Start `rulem-db --db URL serve` on a free port and wait until /healthz answers 200."""
+def start_serve(db_url: str, log: Path, extra: tuple[str, ...] = (),
+                env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str, int]:
+    """Start `rulem-db --db URL serve` on a free port (with `env` added to the environment)
+    and wait until /healthz answers 200."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RULEM_DATABASE_URL", "PYTHONDONTWRITEBYTECODE")}
+    env = {**{k: v for k, v in os.environ.items()
+              if k not in ("RULEM_DATABASE_URL", "PYTHONDONTWRITEBYTECODE")}, **(env or {})}
     out = log.open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "rulem_cli", "--db", db_url, "serve", "--host", "127.0.0.1",

@@ -16,18 +16,25 @@ test run).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
+import threading
 from collections.abc import Iterator
 from datetime import date, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 import sqlalchemy as sa
-from web_server import web_server_fixture  # noqa: F401  (provides the `web_server` fixture)
+from web_server import (
+    start_serve,
+    stop_serve,
+    web_server_fixture,  # noqa: F401  (provides the `web_server` fixture)
+)
 
 from demo.cases import DEMO_CASES
 
@@ -493,6 +500,84 @@ def test_the_first_view_asks_one_request_per_tile(page: Any, web_server) -> None
         assert len(asked) <= FIRST_VIEW_TILE_REQUESTS, asked
     finally:
         other.close()
+
+
+BASEMAP_RGB = (120, 200, 230)
+
+
+def _tile_server() -> tuple[ThreadingHTTPServer, list[str]]:
+    """A basemap's XYZ server on another origin (another port): one light-blue PNG for every
+    tile, with the CORS header a tile server sends for WebGL to use its images."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (256, 256), BASEMAP_RGB).save(buffer, "PNG")
+    png, asked = buffer.getvalue(), []
+
+    class Tiles(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            asked.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", str(len(png)))
+            self.send_header("Access-Control-Allow-Origin", "*")
+            self.end_headers()
+            self.wfile.write(png)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Tiles)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, asked
+
+
+def test_a_district_basemap_draws_under_the_layers(page: Any, web_server,
+                                                   tmp_path: Path) -> None:
+    """Issue 28 point 8: with RULEM_BASEMAP_URL the map draws the district's XYZ tiles from
+    their host (the page's CSP lets that origin serve images, nothing more) under every
+    layer, lists it among the layers and shows its attribution as text."""
+    tiles, asked = _tile_server()
+    origin = f"http://127.0.0.1:{tiles.server_port}"
+    proc, base, _ = start_serve(web_server.gis_url, tmp_path / "serve.log", env={
+        "RULEM_BASEMAP_URL": origin + "/ortho/{z}/{x}/{y}.png",
+        "RULEM_BASEMAP_ATTRIBUTION": "Imagery <b>Test</b> County"})
+    other = page.context.browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        other.set_default_timeout(WAIT_MS)
+        other.add_init_script("window.blocked = []; document.addEventListener("
+                              "'securitypolicyviolation',"
+                              " (e) => window.blocked.push(e.blockedURI))")
+        other.goto(base + "/")
+        other.wait_for_selector("body[data-ready=true]", state="attached")
+        _wait_idle(other)
+        assert asked and all(re.fullmatch(r"/ortho/\d+/\d+/\d+\.png", p) for p in asked)
+        assert other.evaluate("() => window.blocked") == []
+        ids = other.evaluate("() => window.rulemMap.getStyle().layers.map((l) => l.id)")
+        assert ids[:2] == ["background", "basemap"]
+        assert other.locator("#layer-list li").last.inner_text() == "Basemap"
+        attribution = other.locator(".maplibregl-ctrl-attrib-inner")
+        assert attribution.inner_text() == "Imagery <b>Test</b> County"
+        assert other.locator(".maplibregl-ctrl-attrib-inner b").count() == 0
+        # Drawn: where no layer of ours fills (outline-only parcels), the basemap shows.
+        png = tmp_path / "basemap.png"
+        other.locator("#map").screenshot(path=str(png))
+        from PIL import Image
+
+        with Image.open(png) as image:
+            total = image.width * image.height
+            colours = image.convert("RGB").getcolors(maxcolors=total) or []
+        near = sum(n for n, c in colours
+                   if all(abs(a - b) <= 6 for a, b in zip(c, BASEMAP_RGB, strict=True)))
+        assert near > 0.05 * total, near / total
+        # Unticked in the layer list, it is gone.
+        other.locator("#layer-list input[data-layer=basemap]").uncheck()
+        assert other.evaluate(
+            "() => window.rulemMap.getLayoutProperty('basemap', 'visibility')") == "none"
+    finally:
+        other.close()
+        stop_serve(proc)
+        tiles.shutdown()
 
 
 def test_the_panel_is_usable_on_a_phone(page: Any, web_server) -> None:

@@ -8,7 +8,10 @@ seconds to check; the browser test keeps to what needs a browser.
 from __future__ import annotations
 
 import math
+import os
 import re
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -207,3 +210,101 @@ def test_a_footprint_far_from_the_plan_area_gets_a_plain_sentence(web_server) ->
     said = r.json()["error"]
     assert "Rule M does not apply" in said and "CRS" not in said, said
 
+
+def _pmtiles(path: Path) -> bytes:
+    """A tiny raster PMTiles file (one PNG tile at zoom 0), as a district might host."""
+    import io
+
+    from PIL import Image
+    from pmtiles.tile import Compression, TileType, zxy_to_tileid
+    from pmtiles.writer import Writer
+
+    png = io.BytesIO()
+    Image.new("RGB", (256, 256), (200, 220, 240)).save(png, "PNG")
+    with path.open("wb") as f:
+        writer = Writer(f)
+        writer.write_tile(zxy_to_tileid(0, 0, 0), png.getvalue())
+        writer.finalize({"tile_type": TileType.PNG, "tile_compression": Compression.NONE,
+                         "min_zoom": 0, "max_zoom": 0, "min_lon_e7": -1_800_000_000,
+                         "min_lat_e7": -850_000_000, "max_lon_e7": 1_800_000_000,
+                         "max_lat_e7": 850_000_000, "center_zoom": 0, "center_lon_e7": 0,
+                         "center_lat_e7": 0}, {})
+    return path.read_bytes()
+
+
+def _csp(base: str) -> dict[str, list[str]]:
+    header = httpx.get(base + "/", headers={"Accept": "text/html"}).headers[
+        "content-security-policy"]
+    return {d.split()[0]: d.split()[1:] for d in header.split("; ")}
+
+
+def test_a_basemap_the_district_configures(web_server, tmp_path) -> None:
+    """Issue 28 point 8: RULEM_BASEMAP_URL as an XYZ template puts a raster source under
+    every layer and lets exactly its origin serve images; as a PMTiles file the service
+    serves the file itself, by Range requests, and the page stays on its own origin."""
+    xyz = "https://tiles.example.org:8443/wmts/1.0.0/ortho/default/WebMercatorQuad/{z}/{y}/{x}.png"
+    env = {"RULEM_BASEMAP_URL": xyz, "RULEM_BASEMAP_ATTRIBUTION": "Imagery <b>County</b>"}
+    proc, base, _ = start_serve(web_server.gis_url, tmp_path / "xyz.log", env=env)
+    try:
+        style = httpx.get(base + "/api/style.json").json()
+        assert style["sources"]["basemap"] == {
+            "type": "raster", "tileSize": 256, "tiles": [xyz],
+            "attribution": "Imagery &lt;b&gt;County&lt;/b&gt;"}
+        assert [layer["id"] for layer in style["layers"][:2]] == ["background", "basemap"]
+        assert style["metadata"]["rulem:layers"][0] == {"layer": "basemap", "title": "Basemap"}
+        policy = _csp(base)
+        assert policy["img-src"] == ["'self'", "data:", "blob:", "https://tiles.example.org:8443"]
+        others = {k: v for k, v in policy.items() if k != "img-src"}
+        assert others == {k: v for k, v in _csp(web_server.base_url).items() if k != "img-src"}
+        assert httpx.get(base + "/basemap.pmtiles").status_code == 404
+    finally:
+        stop_serve(proc)
+
+    data = _pmtiles(tmp_path / "district.pmtiles")
+    env = {"RULEM_BASEMAP_URL": str(tmp_path / "district.pmtiles")}
+    proc, base, _ = start_serve(web_server.gis_url, tmp_path / "pmtiles.log", env=env)
+    try:
+        style = httpx.get(base + "/api/style.json").json()
+        assert style["sources"]["basemap"] == {"type": "raster", "tileSize": 256,
+                                               "url": f"pmtiles://{base}/basemap.pmtiles"}
+        assert _csp(base) == _csp(web_server.base_url)   # nothing from another host
+        part = httpx.get(base + "/basemap.pmtiles", headers={"Range": "bytes=0-126"})
+        assert part.status_code == 206 and part.content == data[:127]
+        assert part.headers["content-range"] == f"bytes 0-126/{len(data)}"
+        tail = httpx.get(base + "/basemap.pmtiles", headers={"Range": f"bytes={len(data) - 10}-",
+                                                              "Accept-Encoding": "gzip"})
+        assert tail.status_code == 206 and tail.content == data[-10:]
+        assert httpx.get(base + "/static/vendor/pmtiles/pmtiles.js").status_code == 200
+    finally:
+        stop_serve(proc)
+
+
+HOSTILE_BASEMAPS = (
+    "javascript:alert(1)//{z}/{x}/{y}",
+    "ftp://tiles.example.org/{z}/{x}/{y}.png",
+    "https://user:secret@tiles.example.org/{z}/{x}/{y}.png",
+    "https://tiles.example.org/{z}/{x}/{y}.png; script-src *",
+    "https://tiles.example.org/{z}/{x}/{y}.png'",
+    'https://tiles.example.org/"{z}/{x}/{y}.png',
+    "https://tiles.example.org/{z}/{x}/{y}.png\nimg-src *",
+    "https://tiles.example.org /{z}/{x}/{y}.png",
+    "https://tiles.example.org/tile.png",          # no {z}/{x}/{y}
+    "/no/such/basemap.pmtiles",
+)
+
+
+def test_a_hostile_basemap_setting_is_refused_at_start(web_server, tmp_path) -> None:
+    """A basemap URL that could break out of the style or the CSP, carries a password or
+    names another scheme stops `rulem-db serve` before it listens, in one line."""
+    not_pmtiles = tmp_path / "fake.pmtiles"
+    not_pmtiles.write_bytes(b"not a pmtiles file" * 10)
+    for value in (*HOSTILE_BASEMAPS, str(not_pmtiles)):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["RULEM_BASEMAP_URL"] = value
+        out = subprocess.run(
+            [sys.executable, "-m", "rulem_cli", "--db", web_server.gis_url, "serve", "--port",
+             "9"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2, (value, out.stdout, out.stderr)
+        said = out.stderr.strip()
+        assert said.startswith("rulem-db serve: RULEM_BASEMAP_URL") and "\n" not in said, said
+        assert "secret" not in said

@@ -1,5 +1,6 @@
 // The web map's start: the style from the server (the shared palette, translated by
-// rulem-db serve), then the controls. Everything the page reads comes from the same origin.
+// rulem-db serve), then the controls. Everything the page reads comes from the same origin,
+// but for the tiles of an XYZ basemap a district configures (RULEM_BASEMAP_URL).
 //
 // For tests and for staff who script the page: window.rulemMap is the MapLibre map, and
 // <body data-ready="true"> is set once the map has drawn its first complete frame ("idle").
@@ -16,6 +17,25 @@ import { readView, writeView } from "./view.js";
 const maplibregl = window.maplibregl;
 const status = document.getElementById("status");
 const DATA_SOURCE = "pub"; // the style's vector source: every layer, one tile (rulem_web/style.py)
+
+/** A district's PMTiles basemap is read through the pmtiles library (from the npm install,
+ * served by rulem-db serve like MapLibre), loaded only when the style has one. */
+async function basemapProtocol(style) {
+  const wanted = Object.values(style.sources || {}).some(
+    (s) => typeof s.url === "string" && s.url.startsWith("pmtiles://"),
+  );
+  if (!wanted) return;
+  if (!window.pmtiles) {
+    await new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = "/static/vendor/pmtiles/pmtiles.js";
+      script.onload = resolve;
+      script.onerror = () => reject(new Error("the pmtiles library is not installed on the server"));
+      document.head.append(script);
+    });
+  }
+  maplibregl.addProtocol("pmtiles", new window.pmtiles.Protocol().tile);
+}
 
 function say(text) {
   status.textContent = text;
@@ -34,6 +54,7 @@ async function start() {
   let style;
   try {
     style = await getJSON("/api/style.json");
+    await basemapProtocol(style);
   } catch (error) {
     say(`The map style could not be read: ${error.message}`);
     return;
@@ -42,6 +63,10 @@ async function start() {
     container: "map",
     style,
     attributionControl: false,
+    // Raster tiles (a district's XYZ basemap) as images, not fetch(): the page's CSP lets the
+    // basemap's origin serve images only (rulem_web/guard.py). Our tiles' no-cache never
+    // expires a tile, so nothing is lost.
+    refreshExpiredTiles: false,
     // Keyboard: the map container takes focus, arrows pan, +/- zoom (MapLibre's handlers).
     keyboard: true,
     // kept after drawing, so that the browser's print (the print layout) shows the map
@@ -50,6 +75,10 @@ async function start() {
   window.rulemMap = map;
   map.addControl(new maplibregl.NavigationControl({ showCompass: false }), "top-left");
   map.addControl(new maplibregl.ScaleControl({ unit: "imperial" }), "bottom-left");
+  if (style.sources.basemap) {
+    // the basemap's attribution (RULEM_BASEMAP_ATTRIBUTION, escaped by the server)
+    map.addControl(new maplibregl.AttributionControl({ compact: false }), "top-right");
+  }
   map.on("error", (event) => {
     const message = event && event.error ? event.error.message : "unknown error";
     say(`Map: ${message}`);
