@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rulem_web.basemap import Basemap
 
-TMS = "WebMercatorQuad"
 SOURCE = "pub"            # the style's vector source: every view of ours, one MVT layer each
 BASEMAP = "basemap"       # the style's raster source and layer of a configured basemap
 BASEMAP_TITLE = "Basemap"
@@ -143,11 +142,6 @@ def _by_layer(rules: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str,
     for rs in grouped.values():
         rs.sort(key=lambda r: r["pos"])
     return grouped
-
-
-def tile_url(base_url: str, view: str) -> str:
-    """tipg's tile URL template of a view of pub (absolute, under the service's base)."""
-    return f"{base_url.rstrip('/')}/collections/pub.{view}/tiles/{TMS}/{{z}}/{{x}}/{{y}}"
 
 
 def map_tile_url(base_url: str) -> str:
