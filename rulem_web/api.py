@@ -1,5 +1,6 @@
 """The service's own JSON API: health, a parcel's or permit's balance with its findings, the
-plan's balance, permit and parcel search, the 2(a) screen, and the map's style and legend.
+plan's balance, permit and parcel search, the 2(a) screen (the map's style and legend are
+rulem_web.app's: they need the serve settings).
 
 Why beside tipg: OGC API Features answers "the rows of a view"; the map's panel needs one
 parcel's balance and its findings in one answer, as of a date, in acres rounded the way the
@@ -19,7 +20,7 @@ import asyncpg
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from rulem_web import screen, style
+from rulem_web import screen
 
 router = APIRouter()
 
@@ -91,7 +92,7 @@ def display_pin(pin: str) -> str:
 
 async def explain(conn: asyncpg.Connection, pin: str | None, no: str | None,
                   on: dt.date | None) -> dict[str, list[dict[str, Any]]]:
-    """The explained entries and the findings that shape the figures (issue 28, point 6)."""
+    """The explained entries and the findings that shape the figures (docs/ledger.md section 5)."""
     rows = await conn.fetch(EXPLAIN_SQL, pin, no, on)
     return {"entries": [record(r, ENTRY_FIELDS) for r in rows if r["row_kind"] == "entry"],
             "causes": [record(r, CAUSE_FIELDS) for r in rows if r["row_kind"] == "finding"]}
@@ -306,14 +307,3 @@ async def screen_footprint(request: Request) -> JSONResponse:
     return JSONResponse(answer, headers=NO_CACHE)
 
 
-@router.get("/api/style.json", tags=["rulem-db"])
-async def style_json(request: Request) -> JSONResponse:
-    """The web map's MapLibre style: this service's tiles in the QGIS palette."""
-    return JSONResponse(style.style(str(request.base_url), request.app.state.style_rules,
-                                    request.app.state.plan_bounds), headers=NO_CACHE)
-
-
-@router.get("/api/legend", tags=["rulem-db"])
-async def legend(request: Request) -> JSONResponse:
-    """The web map's legend entries, from the same rules as the style."""
-    return JSONResponse(style.legend(request.app.state.style_rules), headers=NO_CACHE)

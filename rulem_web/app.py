@@ -364,14 +364,21 @@ def create_app(settings: ServeSettings) -> FastAPI:
         data = route.endpoint(request=request, output_type=MediaType.json)
         return ORJSONResponse(data.model_dump(exclude_none=True, mode="json"))
 
-    @app.get("/api/style.json", include_in_schema=False)
+    @app.get("/api/style.json", tags=["rulem-db"])
     async def map_style(request: Request) -> JSONResponse:
         """The web map's MapLibre style: this service's tiles in the QGIS palette, only the
-        layers the login may read, and the district's basemap. Registered before the JSON
-        API's own route, which knows neither."""
+        layers the login may read, and the district's basemap (here, not in rulem_web.api:
+        both need the serve settings and what the login may read)."""
         return JSONResponse(style.style(str(request.base_url), request.app.state.style_rules,
                                         request.app.state.plan_bounds,
                                         readable=state.map_views, basemap=settings.basemap),
+                            headers={"Cache-Control": "no-cache"})
+
+    @app.get("/api/legend", tags=["rulem-db"])
+    async def map_legend(request: Request) -> JSONResponse:
+        """The web map's legend entries, from the same rules as the style: the layers the
+        map draws."""
+        return JSONResponse(style.legend(request.app.state.style_rules, state.map_views),
                             headers={"Cache-Control": "no-cache"})
 
     basemap_file = settings.basemap.file if settings.basemap else None
@@ -404,7 +411,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST", "HEAD", "OPTIONS"],
                            allow_headers=["*"], expose_headers=["ETag"])
-    # compressed answers (issue 28 point 11): MapLibre is 1.06 MB raw, about 290 kB gzipped
+    # compressed answers: MapLibre is 1.06 MB raw, about 290 kB gzipped
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
     app.add_middleware(ForwardedPrefix, trusted=settings.trusted_proxies)
     origin = settings.basemap.origin if settings.basemap else None

@@ -109,8 +109,8 @@ def _layers_for(view: str, kind: str, rules: list[Mapping[str, Any]]) -> list[di
                         "filter": _all(expr, *fill_filter),
                         "paint": {"fill-color": rule["fill"], "fill-opacity": fill_opacity}})
         elif view in CLICKABLE and kind == "fill":
-            # An outline-only rule still answers a click inside (issue 28, point 7): a fill
-            # nobody sees, which MapLibre's queryRenderedFeatures hits like any other.
+            # An outline-only rule still answers a click inside: a fill nobody sees, which
+            # MapLibre's queryRenderedFeatures hits like any other.
             out.append({**common, "id": f"{base}-hit", "type": "fill",
                         "filter": _all(expr),
                         "paint": {"fill-color": outline, "fill-opacity": 0}})
@@ -197,12 +197,16 @@ def style(base_url: str, rules: Iterable[Mapping[str, Any]],
     return out
 
 
-def legend(rules: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The legend entries of the web map's layers, in drawing order, from the same rules."""
+def legend(rules: Iterable[Mapping[str, Any]], readable: Iterable[str] | None = None
+           ) -> list[dict[str, Any]]:
+    """The legend entries of the web map's layers, in drawing order, from the same rules:
+    only the layers the map draws (map_views: those the login may read)."""
+    rules = list(rules)
     grouped = _by_layer(rules)
+    drawn = set(map_views(rules, readable))
     entries = []
     for view, _, title in WEB_LAYERS:
-        for r in grouped.get(view, []):
+        for r in grouped.get(view, []) if view in drawn else []:
             entries.append({"layer": view, "group": title, "label": r["label"],
                             "color": r["fill"], "outline": r["outline"],
                             "opacity": round((r["alpha"] or 0) / 255, 3),

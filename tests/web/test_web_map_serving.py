@@ -144,6 +144,8 @@ def test_a_view_the_login_cannot_read_is_left_out_of_the_map(web_server, tmp_pat
         drawn = {layer.get("source-layer") for layer in style["layers"]}
         assert "finding" not in drawn and "parcel_balance" in drawn
         assert "finding" not in {e["layer"] for e in style["metadata"]["rulem:layers"]}
+        legend = {e["layer"] for e in httpx.get(base + "/api/legend").json()}
+        assert "finding" not in legend and "parcel_balance" in legend
         lon, lat, _ = _case_parcel(web_server)
         zxy = dict(zip("zxy", _tile_of(lon, lat, 14), strict=True))
         tile = httpx.get(style["sources"]["pub"]["tiles"][0].format_map(zxy))
