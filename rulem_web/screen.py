@@ -21,8 +21,9 @@ MAX_VERTICES = 10_000
 MAX_DISTANCE_M = 100_000   # farther from the plan area than this: outside its CRS's domain
 SQFT_PER_ACRE = 43_560
 
-# What a District says beside the answer (issue 28, point 12): a screen is no decision, other
-# rules and state wetland law (the Wetland Conservation Act) may still apply, and whom to ask.
+# What a District says beside the answer (docs/publishing.md, "The web map"): a screen is no
+# decision, other rules and state wetland law (the Wetland Conservation Act) may still apply,
+# and whom to ask.
 # Defaults for the demo district; a district sets its own through RULEM_SCREEN_* variables
 # (docs/publishing.md) until they are district parameters in the database.
 NOTICE_DEFAULTS: dict[str, str] = {

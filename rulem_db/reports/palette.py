@@ -1,4 +1,5 @@
-"""The palette: one colour per meaning wherever it is drawn (issue 19 part 5, issue 28 part 10).
+"""The palette: one colour per meaning wherever it is drawn (docs/publishing.md, "Severity
+palette").
 
 Error red, warning orange, info blue, in QGIS (sql/940_layer_styles.sql, which publishes the
 same values as pub.severity_style for the web), the report maps (reports/map.py), the report

@@ -1,4 +1,4 @@
-// The view in the URL (issue 28, point 9): the open permit or parcel, the map's centre and
+// The view in the URL: the open permit or parcel, the map's centre and
 // zoom, and the date, in the fragment (#permit=24-001&zoom=16.2&lng=-93.1&lat=45.2&date=...),
 // so a copied link opens the same view. The fragment never reaches the server; each value is
 // checked before use (a date is YYYY-MM-DD, numbers are finite, a PIN or permit number is
