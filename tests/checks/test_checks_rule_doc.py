@@ -9,6 +9,7 @@ import re
 
 import sqlalchemy as sa
 from checks_scenarios import checks_engine_fixture  # noqa: F401  (the fixture)
+from rule_doc import named_lines, sections
 
 from rulem_db.paths import ROOT
 
@@ -30,22 +31,6 @@ PARAGRAPHS = (
     "7(d)", "7(e)", "7(f)", "7(g)",
     "8", "9", "10",
 )
-
-
-def sections(text: str) -> dict[str, str]:
-    """The body of each '### <paragraph>' section, in order."""
-    out: dict[str, str] = {}
-    parts = re.split(r"^(#{2,3}) (.+)$", text, flags=re.M)
-    for level, title, body in zip(parts[1::3], parts[2::3], parts[3::3], strict=True):
-        if level == "###":
-            out[title.strip()] = body
-    return out
-
-
-def named_lines(body: str, label: str) -> str | None:
-    """The text of a 'Label:' line and its continuation lines (up to a blank line)."""
-    m = re.search(rf"^{label}:(.*(?:\n(?!\n).+)*)", body, flags=re.M)
-    return m.group(1).strip() if m else None
 
 
 def test_every_paragraph_in_the_rules_order() -> None:

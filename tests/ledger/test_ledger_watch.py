@@ -17,43 +17,16 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import ledger_scenarios as s
 import pytest
 import sqlalchemy as sa
 from hardening_helpers import child_env
+from ledger_watching import WAIT, next_event, watching
 
 from rulem_db import ledger
-from rulem_db.ledger.watch import LedgerWatch, WatchEvent
-
-WAIT = 30.0  # seconds a test waits for an event before failing (a run takes well under 1 s)
-
-
-@contextmanager
-def watching(url: str, **kw) -> Iterator[tuple[LedgerWatch, queue.Queue[WatchEvent]]]:
-    """A watcher on its own thread, its events in a queue; stopped and joined at the end."""
-    events: queue.Queue[WatchEvent] = queue.Queue()
-    watch = LedgerWatch(url, debounce=kw.pop("debounce", 0.05),
-                        retry_seconds=kw.pop("retry_seconds", 0.2), on_event=events.put, **kw)
-    thread = threading.Thread(target=watch.run, name="ledger-watch", daemon=True)
-    thread.start()
-    try:
-        assert watch.listening.wait(WAIT), "the watcher never listened"
-        yield watch, events
-    finally:
-        watch.stop.set()
-        thread.join(WAIT)
-        assert not thread.is_alive(), "the watcher did not stop"
-
-
-def next_event(events: queue.Queue[WatchEvent]) -> WatchEvent:
-    try:
-        return events.get(timeout=WAIT)
-    except queue.Empty:
-        raise AssertionError(f"no watch event within {WAIT:g} s") from None
+from rulem_db.ledger.watch import LedgerWatch
 
 
 def site(conn: sa.Connection, fill: s.Rect = (50, 0, 150, 100)) -> dict[str, int]:

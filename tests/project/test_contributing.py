@@ -22,7 +22,7 @@ from checks_scenarios import (  # noqa: F401  (the fixtures)
     checks_engine_fixture,
     site_fixture,
 )
-from test_checks_rule_doc import named_lines, sections
+from rule_doc import named_lines, sections
 
 from demo.cases import DEMO_CASES
 from rulem_db.catalogue import checks_doc, datadict, sqlfiles

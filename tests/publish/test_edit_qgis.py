@@ -19,8 +19,8 @@ import pytest
 import sqlalchemy as sa
 from clones import cloned
 from publish_fixture import ORIGIN, Login, _login, gis_login, load_and_reconcile  # noqa: F401
+from qgis_run import drive, qgis_environment, qgis_python  # noqa: F401
 from sqlalchemy.engine import URL
-from test_publish_qgis import drive, qgis_environment, qgis_python  # noqa: F401
 
 from rulem_db import ledger
 from rulem_db.catalogue.layers import IMPACT_KINDS

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 import pytest
 import sqlalchemy as sa
 from clones import cloned
+from ledger_watching import next_event, watching
 from publish_fixture import Login, _login, box, load_and_reconcile
 from sqlalchemy.engine import URL, make_url
-from test_ledger_watch import next_event, watching
 
 from rulem_db import ledger
 

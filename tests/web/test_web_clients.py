@@ -21,7 +21,7 @@ import pytest
 import sqlalchemy as sa
 from markupsafe import escape
 from owslib.ogcapi.features import Features
-from test_publish_qgis import drive, qgis_python  # noqa: F401  (fixture)
+from qgis_run import drive, qgis_python  # noqa: F401  (fixture)
 from web_server import web_server_fixture  # noqa: F401  (provides `web_server`)
 
 from rulem_web.app import title_of
