@@ -17,7 +17,7 @@ from etl.problems import IngestRefused
 
 
 def _parcels(path: Path, spec: dict[str, object], owner: str = "owner of") -> Path:
-    return write_gpkg(path, [{"PIN": pin, "OWNER": f"{owner} {pin}",
+    return write_gpkg(path, [{"PIN": pin, "ZONING": f"{owner} {pin}",
                               "geometry": square(g) if isinstance(g, int) else g}
                              for pin, g in spec.items()])
 
@@ -72,8 +72,9 @@ def test_an_attribute_change_and_an_edit_are_not_taken_for_unchanged(
         db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
     ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1}))
     before = _current(engine)
-    # A's OWNER changed: its delivered row differs, so it is prepared and compared; its
-    # columns did not change, so it keeps its version (source_attributes follow the version)
+    # A's ZONING changed (a field the parcel layer does not keep): its delivered row differs,
+    # so it is prepared and compared; its columns did not change, so it keeps its version
+    # (source_attributes follow the version)
     # B edited in the database since: its hash names a version that is no longer current,
     # so the file's B is compared and restores the delivered square
     with engine.begin() as conn:
@@ -81,8 +82,8 @@ def test_an_attribute_change_and_an_edit_are_not_taken_for_unchanged(
                              "WHERE pin = 'B' AND valid_to IS NULL"))
     edited = _current(engine)["B"]
     again = ingest(db_url, "parcel", write_gpkg(tmp_path / "v2.gpkg", [
-        {"PIN": "A", "OWNER": "someone else", "geometry": square(0)},
-        {"PIN": "B", "OWNER": "owner of B", "geometry": square(1)}]))
+        {"PIN": "A", "ZONING": "someone else", "geometry": square(0)},
+        {"PIN": "B", "ZONING": "owner of B", "geometry": square(1)}]))
     assert (again.inserted, again.changed, again.closed, again.unchanged) == (0, 1, 0, 1)
     after = _current(engine)
     assert after["A"] == before["A"]
@@ -97,9 +98,9 @@ def test_a_changed_copy_of_an_unchanged_key_is_refused_and_changes_nothing(
     before = fingerprint(engine)
     # A as before (set aside) and a second A elsewhere: the key is in the file twice
     twice = write_gpkg(tmp_path / "v2.gpkg", [
-        {"PIN": "A", "OWNER": "owner of A", "geometry": square(0)},
-        {"PIN": "B", "OWNER": "owner of B", "geometry": square(1)},
-        {"PIN": "A", "OWNER": "owner of A", "geometry": square(5)}])
+        {"PIN": "A", "ZONING": "owner of A", "geometry": square(0)},
+        {"PIN": "B", "ZONING": "owner of B", "geometry": square(1)},
+        {"PIN": "A", "ZONING": "owner of A", "geometry": square(5)}])
     with pytest.raises(IngestRefused) as refused:
         ingest(db_url, "parcel", twice)
     lines = refused.value.lines()

@@ -21,7 +21,7 @@ BIG = 10_001  # one row past the statements the checks probe row by row (sql/010
 
 
 def _parcels(path: Path, spec: dict[str, object], owner: dict[str, str] | None = None) -> Path:
-    return write_gpkg(path, [{"PIN": pin, "OWNER": (owner or {}).get(pin, f"owner of {pin}"),
+    return write_gpkg(path, [{"PIN": pin, "ZONING": (owner or {}).get(pin, f"owner of {pin}"),
                               "geometry": square(g) if isinstance(g, int) else g}
                              for pin, g in spec.items()])
 
@@ -123,7 +123,7 @@ def test_a_row_delivered_twice_as_before_is_refused_and_changes_nothing(
     before = fingerprint(engine)
     # A twice, exactly as first delivered: the reader sets aside the first copy only
     twice = write_gpkg(tmp_path / "v2.gpkg", [
-        {"PIN": pin, "OWNER": f"owner of {pin}", "geometry": square(i)}
+        {"PIN": pin, "ZONING": f"owner of {pin}", "geometry": square(i)}
         for pin, i in (("A", 0), ("B", 1), ("A", 0))])
     with pytest.raises(IngestRefused) as refused:
         ingest(db_url, "parcel", twice)

@@ -33,8 +33,10 @@ def test_else_is_none_of_the_earlier_rules_and_sources_are_on_this_service() -> 
     rules = [_rule("parcel_balance", 1, '"status" = \'deficit\'', "#d7191c"),
              _rule("parcel_balance", 2, "ELSE", "#1a9641")]
     doc = style.style("http://h:1/base/", rules, [-93.2, 45.1, -93.0, 45.2])
-    assert doc["sources"]["parcel_balance"]["tiles"] == [
-        "http://h:1/base/collections/pub.parcel_balance/tiles/WebMercatorQuad/{z}/{x}/{y}"]
+    # one source of this service's own tiles, each view a layer of it (source-layer)
+    assert doc["sources"]["pub"]["tiles"] == ["http://h:1/base/tiles/{z}/{x}/{y}.mvt"]
+    assert {lay.get("source-layer") for lay in doc["layers"] if "source" in lay} == {
+        "parcel_balance"}
     fills = {lay["id"]: lay for lay in doc["layers"] if lay["type"] == "fill"}
     assert fills["parcel_balance-1-fill"]["filter"] == ["==", ["get", "status"], "deficit"]
     assert fills["parcel_balance-2-fill"]["filter"] == [
