@@ -63,6 +63,8 @@ DBNAME = "rulem_bench_ledger"
 SOURCE = "rulem_bench_ledger_src"  # the generated county, kept as a template between runs
 ACRE_M2 = 4046.8564224
 PARTIAL_DRAIN_FACTOR = 0.5  # the seeded parameter (spec section 6)
+COUNTED_STATUS = "certified"  # the seeded counted_credit_status (docs/ledger.md section 1)
+STATUS_RANK = {"proposed": 1, "constructed": 2, "certified": 3}  # ledger.status_rank
 
 # Sizes: the real Anoka County outline (1,098 vertices, 1,153 km^2, from the team's shared
 # data) is the plan area; a 380 x 264 grid of parcels (102 m x 159 m) covers its box.
@@ -494,7 +496,8 @@ def generate(url: str, seed: float) -> dict[str, int]:
 # -- geopandas: the same figures from a plain overlay -----------------------------------------
 
 def read_layers(url: str) -> dict[str, gpd.GeoDataFrame]:
-    """The current layers, as a geopandas user would read them."""
+    """The current layers, as a geopandas user would read them (the permits' record has no
+    geometry: read as a plain table)."""
     queries = {
         "parcel": "SELECT parcel_id, geom FROM core.parcel WHERE valid_to IS NULL",
         "wetland": "SELECT wetland_id, delineation_id, geom FROM core.wetland "
@@ -502,31 +505,29 @@ def read_layers(url: str) -> dict[str, gpd.GeoDataFrame]:
         "delineation": "SELECT delineation_id, approved_on, geom FROM core.delineation "
                        "WHERE valid_to IS NULL AND status = 'approved'",
         "impact": "SELECT permit_id, kind, geom FROM core.impact WHERE valid_to IS NULL",
-        "replacement": "SELECT permit_id, component, status, geom FROM core.replacement "
-                       "WHERE valid_to IS NULL AND permit_id IS NOT NULL",
-        # every wetland replacement's claim (7(b): an older claim keeps its ground): a
-        # permit's decision date (undecided: last) and registration, a District project's
-        # earliest status date and first feature (ledger.claim_key)
-        "claim": "SELECT r.replacement_id, r.permit_id, CASE WHEN r.permit_id IS NOT NULL "
-                 "THEN coalesce(pm.decided_on, '9999-12-31') ELSE coalesce(min(r.status_on) "
-                 "OVER (PARTITION BY r.district_project), '9999-12-31') END AS claim_on, "
-                 "coalesce(r.permit_id, min(r.replacement_id) OVER "
-                 "(PARTITION BY r.district_project)) AS entry, r.geom "
-                 "FROM core.replacement r LEFT JOIN core.permit pm ON pm.permit_id = "
-                 "r.permit_id AND pm.valid_to IS NULL WHERE r.valid_to IS NULL "
-                 "AND r.component = 'wetland' AND coalesce(pm.status, '') NOT IN "
-                 "('denied', 'withdrawn')",
+        # every owner's replacement features (permits' and District projects'), with their
+        # status dates and when the feature was first recorded (the claims, decision 19)
+        "replacement": "SELECT r.replacement_id, r.permit_id, r.district_project, r.component, "
+                       "r.status, r.status_on, r.constructed_on, r.certified_on, "
+                       "f.created_at AS recorded, r.geom FROM core.replacement r "
+                       "JOIN core.feature f ON f.feature_id = r.replacement_id "
+                       "WHERE r.valid_to IS NULL",
         "buffer": "SELECT geom FROM core.buffer WHERE valid_to IS NULL",
         "heritage": "SELECT h.geom FROM core.heritage_area h JOIN core.heritage_rank r "
                     "USING (rank) WHERE h.valid_to IS NULL AND h.community_kind = 'upland' "
                     "AND r.ordinal <= 4",
         "cwmp": "SELECT geom FROM core.cwmp_area WHERE valid_to IS NULL",
     }
+    tables = {"permit": "SELECT permit_id, status, decided_on, baseline_on FROM core.permit "
+                        "WHERE valid_to IS NULL"}
     eng = db.engine(url)
     try:
         with eng.connect() as conn:
-            return {k: gpd.read_postgis(sa.text(q), conn, geom_col="geom").rename_geometry(
-                        "geometry") for k, q in queries.items()}
+            layers = {k: gpd.read_postgis(sa.text(q), conn, geom_col="geom").rename_geometry(
+                          "geometry") for k, q in queries.items()}
+            layers.update({k: gpd.GeoDataFrame(pd.read_sql(sa.text(q), conn))
+                           for k, q in tables.items()})
+            return layers
     finally:
         eng.dispose()
 
@@ -549,9 +550,154 @@ def _minus(a: gpd.GeoSeries, b: gpd.GeoSeries) -> gpd.GeoSeries:
                          crs=a.crs)
 
 
+def _or(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Union row by row of two geometry arrays where either may be missing (None)."""
+    return np.where(shapely.is_missing(a), b,
+                    np.where(shapely.is_missing(b), a, shapely.union(a, b)))
+
+
+def _but(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a - b row by row; a missing b takes nothing away (ledger.minus)."""
+    return np.where(shapely.is_missing(b), a, shapely.difference(a, b))
+
+
+def _dissolve(geoms: np.ndarray, keys: np.ndarray, crs: Any) -> gpd.GeoSeries:
+    """The union of the geometries of each key, indexed by key."""
+    frame = gpd.GeoDataFrame({"key": keys}, geometry=geoms, crs=crs)
+    return frame[~shapely.is_missing(frame.geometry.values)].dissolve(by="key").geometry
+
+
+def _on(frame: pd.DataFrame, column: str) -> pd.Series:
+    """A date column as datetime64 (NULL: NaT)."""
+    return pd.to_datetime(frame[column])
+
+
+def _impact_ground(L: dict[str, gpd.GeoDataFrame], base: gpd.GeoDataFrame,
+                   on: pd.Series) -> tuple[gpd.GeoSeries, gpd.GeoSeries]:
+    """What each permit's impact polygons meet of the wetland as of its baseline date `on`
+    (indexed by permit): the full-factor ground and the partial-drain ground outside it. The
+    wetland: baseline wetland and any owner's wetland replacement built (constructed or
+    certified) by then, dated constructed_on, else certified_on, else status_on, else today."""
+    imp = L["impact"][L["impact"].permit_id.isin(on.index)]
+    full = imp[imp.kind != "drain_partial"].dissolve(by="permit_id").geometry
+    part = _minus(imp[imp.kind == "drain_partial"].dissolve(by="permit_id").geometry, full)
+    pieces = gpd.GeoDataFrame(
+        {"permit_id": np.r_[full.index, part.index],
+         "factor": np.r_[np.ones(len(full)), np.full(len(part), PARTIAL_DRAIN_FACTOR)]},
+        geometry=np.r_[full.values, part.values], crs=imp.crs)
+    on_base = gpd.overlay(pieces, base[["geometry"]], how="intersection", keep_geom_type=True)
+    rep = L["replacement"]
+    built = rep[(rep.component == "wetland") & rep.status.isin(["constructed", "certified"])]
+    built = built.assign(built_on=_on(built, "constructed_on").fillna(_on(built, "certified_on"))
+                         .fillna(_on(built, "status_on")).fillna(pd.Timestamp(dt.date.today())))
+    pairs = gpd.sjoin(pieces, built[["built_on", "geometry"]], predicate="intersects")
+    pairs = pairs[pairs.built_on.values <= on.reindex(pairs.permit_id).values]
+    on_built = gpd.GeoDataFrame(
+        {"permit_id": pairs.permit_id.values, "factor": pairs.factor.values},
+        geometry=shapely.intersection(pieces.geometry.values[pairs.index],
+                                      built.geometry.loc[pairs.index_right].values),
+        crs=imp.crs)
+    ground = pd.concat([on_base[["permit_id", "factor", "geometry"]], on_built],
+                       ignore_index=True).dissolve(by=["permit_id", "factor"]).geometry
+    factor = ground.index.get_level_values("factor")
+    return tuple(gpd.GeoSeries(ground[factor == f].droplevel("factor"), crs=imp.crs)
+                 .reindex(on.index) for f in (1.0, PARTIAL_DRAIN_FACTOR))
+
+
+def _impact(L: dict[str, gpd.GeoDataFrame], base: gpd.GeoDataFrame, permits: pd.DataFrame,
+            cw: Any) -> tuple[pd.Series, gpd.GeoDataFrame]:
+    """Each permit's impact acres (decision 25: every acre lost charged once) and the ground
+    charged, as rows of (permit_id, weight per acre, geometry) for the allocation to parcels:
+    the ground inside the plan area, less the ground a permit decided earlier (decision date,
+    then permit id; undecided last) was charged, at factor 1 or partial_drain_factor; ground an
+    earlier permit drained partially is charged 1 - partial_drain_factor when filled,
+    excavated or drained fully here, nothing when drained partially again."""
+    on = _on(permits, "baseline_on").fillna(_on(permits, "decided_on")).fillna(
+        pd.Timestamp(dt.date.today())).set_axis(permits.permit_id.values)
+    full, part = _impact_ground(L, base, on)
+    ids = full.index.values
+    ground = gpd.GeoDataFrame({"permit_id": ids}, geometry=_or(full.values, part.values),
+                              crs=full.crs)
+    ground = ground[~shapely.is_missing(ground.geometry.values)]
+    order = pd.Series(np.arange(len(permits)), index=permits.sort_values(
+        ["decided_on", "permit_id"], na_position="last").permit_id.values)
+    pairs = gpd.sjoin(ground, ground, predicate="intersects")  # left: the permit, right: others
+    pairs = pairs[order.reindex(pairs.permit_id_right).values
+                  < order.reindex(pairs.permit_id_left).values]
+    e_full = _dissolve(full.reindex(pairs.permit_id_right).values, pairs.permit_id_left.values,
+                       full.crs).reindex(ids).values
+    e_part = _dissolve(part.reindex(pairs.permit_id_right).values, pairs.permit_id_left.values,
+                       full.crs).reindex(ids).values
+    f_in, p_in = ((x.values if cw is None else shapely.intersection(x.values, cw))
+                  for x in (full, part))
+    e_any = _or(e_full, e_part)
+    charged = [(1.0, _but(f_in, e_any)), (PARTIAL_DRAIN_FACTOR, _but(p_in, e_any)),
+               (1 - PARTIAL_DRAIN_FACTOR, shapely.intersection(f_in, _but(e_part, e_full)))]
+    acres = sum(w * np.nan_to_num(shapely.area(g)) for w, g in charged) / ACRE_M2
+    rows = gpd.GeoDataFrame(
+        {"permit_id": np.tile(ids, len(charged)),
+         "w": np.repeat([w for w, _ in charged], len(ids))},
+        geometry=np.concatenate([g for _, g in charged]), crs=full.crs)
+    rows = rows[~shapely.is_missing(rows.geometry.values)].explode(ignore_index=True)
+    rows = rows[rows.geom_type == "Polygon"]  # no lines where ground only touches
+    return pd.Series(acres, index=ids), rows
+
+
+def _claim_order(rep: gpd.GeoDataFrame, permits: pd.DataFrame) -> pd.Series:
+    """The claims of the wetland replacement features (decision 19), as a rank by feature
+    (lower: stronger), for the features that claim at all (not of a denied, withdrawn or
+    missing permit). Counted ground (COUNTED_STATUS or later) before pending; counted claims
+    by the date the feature reached COUNTED_STATUS (certified_on, else status_on; else its
+    owner's date: a permit's decision or baseline date, a District project's earliest
+    status_on; else never); then when the feature was first recorded; then its id."""
+    pm = permits.set_index("permit_id")
+    claims = rep.permit_id.isna() | rep.permit_id.map(
+        ~pm.status.isin(["denied", "withdrawn"])).fillna(False).astype(bool)
+    wet = rep[(rep.component == "wetland") & claims]
+    project_on = _on(rep, "status_on").groupby(rep.district_project).min()
+    own_on = pd.Series(np.where(  # (reindex, not map: pandas cannot map by an empty Series)
+        wet.permit_id.notna(),
+        _on(pm, "decided_on").fillna(_on(pm, "baseline_on")).reindex(wet.permit_id).values,
+        project_on.reindex(wet.district_project).values), index=wet.index)
+    counted = wet.status.map(STATUS_RANK) >= STATUS_RANK[COUNTED_STATUS]
+    reached = _on(wet, "certified_on").fillna(_on(wet, "status_on")).fillna(own_on)
+    day = reached.values.astype("datetime64[D]").astype("int64")
+    never = 10 ** 9
+    claim_on = np.where(~counted, -never, np.where(reached.isna(), never, day))
+    keys = pd.DataFrame({"pending": ~counted, "claim_on": claim_on,
+                         "recorded": pd.to_datetime(wet.recorded, utc=True),
+                         "id": wet.replacement_id}, index=wet.index)
+    ranked = keys.sort_values(["pending", "claim_on", "recorded", "id"]).index
+    return pd.Series(np.arange(len(ranked)), index=ranked)
+
+
 def geopandas_figures(L: dict[str, gpd.GeoDataFrame]) -> dict[str, pd.Series]:
-    """Impact and certified credit per permit, required per parcel, by overlay: the spec's rules
-    with geopandas (the baseline wetland layer is the same for every permit here)."""
+    """Every measure the ledger posts per permit (impact, credit, credit_constructed,
+    credit_proposed) and per parcel (required, credit_hosted), by overlay: the rules of
+    docs/ledger.md section 1 with geopandas, as the ledger applies them since its rules on
+    claims and charges (decisions 19 and 25). Modelled:
+
+      * baseline wetland (sql/050): each delineation's wetlands clipped to its study area
+        minus the study areas approved after it (one layer for every permit here: every
+        baseline date is after every approval);
+      * impact (decision 25): impact polygons (the generated county has no structures, BMPs
+        or grading) of every permit neither denied nor withdrawn, full-factor kinds unioned,
+        partial drains outside them at partial_drain_factor, on the baseline wetland plus any
+        owner's wetland replacement built by the permit's baseline date, inside the plan
+        area; ground a permit decided earlier was charged is not charged again (the rest of
+        an earlier partial drain is, at 1 - partial_drain_factor);
+      * required = impact (replacement_ratio 1), on parcels in proportion to the charged
+        acres on each (section 2);
+      * credit by status (decisions 6 and 19): each wetland feature less the ground of other
+        owners' features with a stronger claim (_claim_order), then per permit the counted
+        status, constructed less it, proposed less both; each minus the permit's upland
+        components, baseline wetland, declared buffers and heritage upland ranked BC or
+        better, inside the plan area; credit_hosted = the counted credit on each parcel.
+
+    Not modelled (the generated county has none of it): structures, BMPs and grading as fill
+    (decision 18); delineations approved after a replacement was built (decision 26); the
+    parameters as of each baseline date (one seeded set here); the dates of the lines
+    (section 4a: the comparison sums every date); transfers (not compared)."""
     # Baseline wetland (sql/050's rule): a delineation's wetlands, clipped to its study area
     # minus the study areas approved after it where any such area meets it.
     dl = L["delineation"]
@@ -568,61 +714,52 @@ def geopandas_figures(L: dict[str, gpd.GeoDataFrame]) -> dict[str, pd.Series]:
             mine = mine.set_geometry(mine.intersection(area))
         parts.append(mine[~mine.is_empty])
     base = gpd.GeoDataFrame(pd.concat(parts, ignore_index=True), crs=wet.crs)
+    cw = L["cwmp"].union_all() if len(L["cwmp"]) else None
+    permits = L["permit"][~L["permit"].status.isin(["denied", "withdrawn"])]
 
-    # Impact: per permit, the full-factor kinds unioned, partial drains minus those, each
-    # intersected with the wetland (dissolved again: wetlands may overlap).
-    imp = L["impact"]
-    full = imp[imp.kind != "drain_partial"].dissolve(by="permit_id").geometry
-    part = _minus(imp[imp.kind == "drain_partial"].dissolve(by="permit_id").geometry, full)
-    pieces = gpd.GeoDataFrame(
-        {"permit_id": np.r_[full.index, part.index],
-         "factor": np.r_[np.ones(len(full)), np.full(len(part), PARTIAL_DRAIN_FACTOR)]},
-        geometry=np.r_[full.values, part.values], crs=imp.crs)
-    inter = gpd.overlay(pieces, base[["geometry"]], how="intersection", keep_geom_type=True)
-    inter = inter.dissolve(by=["permit_id", "factor"]).reset_index()
-    inter["acres"] = inter.area / ACRE_M2 * inter.factor
-    impact = inter.groupby("permit_id").acres.sum()
+    impact, charged = _impact(L, base, permits, cw)
 
-    # Required per parcel: each permit's required acres in proportion to its impact there.
-    on_parcel = gpd.overlay(inter[["permit_id", "factor", "geometry"]], L["parcel"],
-                            how="intersection", keep_geom_type=True)
-    on_parcel["w"] = on_parcel.area / ACRE_M2 * on_parcel.factor
+    # Required per parcel: each permit's required acres in proportion to its charged acres
+    # (weighted by factor) on each parcel.
+    on_parcel = gpd.overlay(charged, L["parcel"], how="intersection", keep_geom_type=True)
+    on_parcel["w"] = on_parcel.area / ACRE_M2 * on_parcel.w
     w = on_parcel.groupby(["permit_id", "parcel_id"]).w.sum()
     share = w / w.groupby(level="permit_id").transform("sum")
     required = (share * impact.reindex(share.index.get_level_values("permit_id")).values
                 ).groupby(level="parcel_id").sum()
 
-    # Credit by status, as the ledger posts it (credit = the counted status, certified here;
-    # credit_constructed and credit_proposed): ground of several statuses counts once, at the
-    # most advanced; each part is the wetland components minus the permit's upland components,
-    # then minus baseline wetland, declared buffers and heritage upland ranked BC or better,
-    # inside the plan area.
+    # Credit by status: each own wetland feature less the ground of other owners' features
+    # with a stronger claim, then by status per permit (the most advanced status covering
+    # ground keeps it), less what earns nothing, inside the plan area.
     rep = L["replacement"]
-    wet_rep = rep[rep.component == "wetland"]
-    upland = rep[rep.component == "upland"].dissolve(by="permit_id").geometry
+    rank = _claim_order(rep, L["permit"])
+    owner = np.where(rep.permit_id.isna(), "project " + rep.district_project.astype(str),
+                     "permit " + rep.permit_id.astype("Int64").astype(str))
+    rep = rep.assign(owner=owner)
+    rivals = rep.loc[rank.index]
+    mine = rep[(rep.component == "wetland") & rep.permit_id.isin(permits.permit_id)]
+    pairs = gpd.sjoin(mine, rivals[["owner", "geometry"]], predicate="intersects",
+                      lsuffix="m", rsuffix="o")
+    pairs = pairs[(pairs.owner_m != pairs.owner_o)
+                  & (rank.reindex(pairs.index_o).values < rank.reindex(pairs.index).values)]
+    taken = _dissolve(rivals.geometry.loc[pairs.index_o].values, pairs.index.values, rep.crs)
+    g = _minus(mine.geometry, taken)
+    pid = mine.permit_id.astype("int64").values
+    upland = rep[(rep.component == "upland") & rep.permit_id.notna()]
+    upland = _dissolve(upland.geometry.values, upland.permit_id.astype("int64").values, rep.crs)
 
-    def status(name: str) -> gpd.GeoSeries:
-        return wet_rep[wet_rep.status == name].dissolve(by="permit_id").geometry
+    def status(*names: str) -> gpd.GeoSeries:
+        pick = mine.status.isin(names).values
+        return _dissolve(g.values[pick], pid[pick], rep.crs)
 
-    cert, cons, prop = status("certified"), status("constructed"), status("proposed")
-    # ground another owner's wetland replacement holds with an older claim earns nothing
-    claim = L["claim"]
-    mine = claim[claim.permit_id.notna()]
-    pairs = gpd.sjoin(mine, claim, predicate="intersects", lsuffix="m", rsuffix="o")
-    older = pairs[(pairs.permit_id_m != pairs.permit_id_o)
-                  & ((pairs.claim_on_o < pairs.claim_on_m)
-                     | ((pairs.claim_on_o == pairs.claim_on_m)
-                        & (pairs.entry_o < pairs.entry_m)))]
-    claimed = gpd.GeoSeries(claim.geometry.values[
-        claim.index.get_indexer(older.index_o)], index=older.permit_id_m.astype("int64").values,
-        crs=claim.crs)
-    claimed = claimed.groupby(level=0).apply(lambda g: g.union_all())
-    claimed = gpd.GeoSeries(claimed, crs=claim.crs)
-    parts = {"credit": cert, "credit_constructed": _minus(cons, cert),
-             "credit_proposed": _minus(_minus(prop, cert), cons)}
+    cert = status(COUNTED_STATUS)
+    measures = {"credit": cert,
+                "credit_constructed": _minus(status("constructed"), cert),
+                "credit_proposed": _minus(status("proposed"), status(COUNTED_STATUS,
+                                                                     "constructed"))}
     out = {"impact": impact, "required": required}
-    for measure, geom in parts.items():
-        geom = _minus(_minus(geom, upland), claimed)
+    for measure, geom in measures.items():
+        geom = _minus(geom, upland)
         credit = gpd.GeoDataFrame({"permit_id": geom.index}, geometry=geom.values, crs=rep.crs)
         for layer in (base, L["buffer"], L["heritage"]):
             credit = gpd.overlay(credit, layer[["geometry"]], how="difference",
