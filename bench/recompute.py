@@ -192,7 +192,9 @@ INSERT INTO core.replacement (plan_area_id, permit_id, component, status, status
                               source_fid, geom)
 SELECT 1, r.permit_id, 'upland', 'certified', DATE '2021-01-01', format('U%s', r.permit_id),
        ST_Multi(ST_MakeEnvelope(r.x + 5, r.y + 5, r.x + 20, r.y + 20, 26915))
-FROM r_site r WHERE r.rn % 4 = 0;
+FROM r_site r, county   -- its wetland component may only touch the county: this corner too
+WHERE r.rn % 4 = 0
+  AND ST_Intersects(county.geom, ST_MakeEnvelope(r.x + 5, r.y + 5, r.x + 20, r.y + 20, 26915));
 INSERT INTO core.buffer (plan_area_id, permit_id, source_fid, geom)
 SELECT 1, r.permit_id, format('B%s', r.permit_id),
        ST_Multi(ST_MakeEnvelope(r.x - 15, r.y - 15, r.x + r.w + 15, r.y + 8, 26915))
