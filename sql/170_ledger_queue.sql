@@ -488,10 +488,14 @@ LANGUAGE sql AS $$
     SELECT pa.plan_area_id, o.permit_id, o.district_project, 'recompute',
            format('recompute of everything requested (run %s)', p_run_id)
     FROM core.plan_area pa CROSS JOIN LATERAL ledger.all_owners(pa.plan_area_id) o
-    WHERE (pa.plan_area_id, ledger.owner_key(o.permit_id, o.district_project)) NOT IN (
-      SELECT c.plan_area_id, ledger.owner_key(c.permit_id, c.district_project)
-      FROM ledger.change_queue c          -- an owner already waiting is recomputed anyway
-      WHERE c.processed_at IS NULL)       -- (one hashed set, not a scan per owner)
+    WHERE NOT EXISTS (                    -- an owner already waiting is recomputed anyway
+      SELECT FROM ledger.change_queue c
+      WHERE c.processed_at IS NULL AND c.plan_area_id = pa.plan_area_id
+        AND ledger.owner_key(c.permit_id, c.district_project)
+            = ledger.owner_key(o.permit_id, o.district_project))
+    -- an anti-join, hashed in batches however long the queue: NOT IN (subquery) is hashed
+    -- only while the waiting rows fit in work_mem, else it scans them once per owner (the
+    -- state's 133,151 waiting rows x 20,077 owners: minutes; bench/results/2026-12-06-state.md)
     RETURNING 1
   )
   SELECT count(*)::integer FROM ins

@@ -418,3 +418,44 @@ def test_a_large_wetland_is_measured_in_pieces_with_the_same_acres(engine: sa.En
     ledger.recompute(db_url)
     with engine.connect() as conn:
         assert s.permit_rows(conn)["24-001"]["impact_acres"] == 0
+
+
+def raw_plans(notices: str) -> list[str]:
+    """auto_explain's notices, one plan each."""
+    return [p for p in notices.split("duration:") if p.strip()]
+
+
+def test_queueing_everything_is_one_anti_join_however_long_the_queue(engine: sa.Engine,
+                                                                      db_url: str) -> None:
+    """`recompute --all` leaves out the owners already waiting. Written as NOT IN (subquery),
+    PostgreSQL hashed the waiting rows only while they fitted in work_mem and otherwise
+    scanned them once per owner: minutes on the state benchmark (133,151 waiting rows, 20,077
+    owners). Here the queue outgrows a small work_mem and the plan must stay a hash anti-join,
+    with no subplan rescanned per owner; the owners already waiting are not queued twice."""
+    with engine.begin() as conn:
+        three_permits(conn)
+        conn.execute(sa.text(
+            "INSERT INTO ledger.change_queue (plan_area_id, district_project, layer, reason) "
+            "SELECT 1, 'waiting project ' || i, 'recompute', 'a long queue' "
+            "FROM generate_series(1, 5000) i"))
+    raw = engine.raw_connection()
+    try:
+        cur = raw.cursor()
+        cur.execute("LOAD 'auto_explain'")
+        cur.execute("SET work_mem = '64kB'")
+        cur.execute("SET auto_explain.log_min_duration = 0")
+        cur.execute("SET auto_explain.log_nested_statements = on")
+        cur.execute("SET auto_explain.log_level = notice")
+        cur.execute("SET client_min_messages = notice")
+        del raw.notices[:]
+        cur.execute("SELECT ledger.enqueue_all(0)")
+        queued = cur.fetchone()[0]
+        plans = "".join(raw.notices)
+        raw.rollback()
+    finally:
+        raw.close()
+    # the plan of the statement inside enqueue_all (auto_explain: one notice per statement)
+    insert = next(p for p in raw_plans(plans) if "Insert on change_queue" in p)
+    assert "Anti Join" in insert, insert
+    assert "SubPlan" not in insert, insert
+    assert queued == 0   # the three permits wait already (their inputs queued them)
