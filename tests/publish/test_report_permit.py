@@ -1,4 +1,4 @@
-"""The permit's decision document (issue 28 point 4): `rulem-db permit report 24-004`, run as a
+"""The permit's decision document: `rulem-db permit report 24-004`, run as a
 rulem_staff login (pub only), writes a tagged PDF a district signs, and its text holds the
 decision, the conditions of issuance, the signature block and appeal paragraph (district text
 parameters), the findings with the parameter VALUES (never their names) and the ledger

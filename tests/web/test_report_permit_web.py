@@ -1,4 +1,4 @@
-"""`rulem-db serve` renders a permit's decision document on request (issue 28 point 5):
+"""`rulem-db serve` renders a permit's decision document on request:
 GET /permits/{permit_no}/document.pdf, as the service's rulem_gis reader, kept while the
 data's change stamp holds (ETag, 304), made afresh after a write; an unknown permit is a 404;
 a permit number or a date that is not one is refused (400) before anything reads it, whatever

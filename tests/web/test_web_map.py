@@ -1,4 +1,4 @@
-"""The web map in a real browser (issue 20): Debian's headless Chromium, driven by Playwright,
+"""The web map in a real browser: Debian's headless Chromium, driven by Playwright,
 on `rulem-db serve` over the reconciled demo.
 
 Why a browser: the acceptance is what staff see. The page must draw the map (WebGL, software
@@ -220,7 +220,7 @@ def test_the_date_control_shows_the_balance_before_the_impact(
         arg=before.isoformat())
     for field in ("impact_acres", "required_acres", "credit_acres", "balance_acres"):
         assert _panel_figure(page, field) == f"{expected[field]:.4f}", field
-    # The map recolours too: the parcel's tile is read as of the date (issue 28, point 10).
+    # The map recolours too: the parcel's tile is read as of the date.
     assert expected["status"] != now["status"]
     _wait_tile_status(page, pin, expected["status"])
     page.click("#as-of-today")
@@ -277,7 +277,7 @@ def test_an_address_in_the_search_box_lists_the_street_and_opens_a_parcel(
 
 
 def test_a_click_inside_an_outline_only_parcel_opens_it(page: Any, db: sa.Connection) -> None:
-    """Issue 28 point 7: a parcel with nothing required or counted is drawn as an outline
+    """A parcel with nothing required or counted is drawn as an outline
     only, yet a click well inside it (not on its line) opens it."""
     pin, geometry = db.execute(sa.text(
         "SELECT pin, ST_AsGeoJSON(ST_Transform(geom, 4326)) FROM pub.parcel_balance "
@@ -300,7 +300,7 @@ def test_a_click_inside_an_outline_only_parcel_opens_it(page: Any, db: sa.Connec
 
 
 def test_a_parcel_in_deficit_shows_why(page: Any, db: sa.Connection) -> None:
-    """Issue 28 point 6: the panel lists the ledger entries behind the figures (their effects
+    """The panel lists the ledger entries behind the figures (their effects
     sum to the balance) and the permit findings that shape them, so a parcel in deficit
     whose cause is permit-level does not read "Findings (0)"."""
     pin = db.execute(sa.text(
@@ -438,7 +438,7 @@ def _new_page(page: Any, width: int, height: int, url: str) -> Any:
 
 
 def test_a_shared_link_reopens_the_view(page: Any, web_server) -> None:
-    """Issue 28 point 9: the URL carries the open permit, the zoom and the date; the same
+    """The URL carries the open permit, the zoom and the date; the same
     link in another window opens the same view."""
     when = "2030-06-30"
     page.fill("#search-q", CASE)
@@ -470,7 +470,7 @@ def test_a_shared_link_reopens_the_view(page: Any, web_server) -> None:
 
 
 def test_the_legend_is_in_the_first_view_at_1440x900(page: Any, web_server) -> None:
-    """Issue 28 point 10: at 1440 x 900 the legend's every entry is on screen unscrolled."""
+    """At 1440 x 900 the legend's every entry is on screen unscrolled."""
     other = _new_page(page, 1440, 900, web_server.base_url + "/")
     try:
         items = other.locator("#legend li")
@@ -484,7 +484,7 @@ def test_the_legend_is_in_the_first_view_at_1440x900(page: Any, web_server) -> N
 
 
 def test_the_first_view_asks_one_request_per_tile(page: Any, web_server) -> None:
-    """Issue 28 point 11: every layer comes in one tile (/tiles/{z}/{x}/{y}.mvt), so the
+    """Every layer comes in one tile (/tiles/{z}/{x}/{y}.mvt), so the
     first view at 1280 x 800 asks the server for a few tiles, not one per layer and tile
     (74 requests when each of the seven layers was a source of its own)."""
     other = page.context.browser.new_page(viewport={"width": 1280, "height": 800})
@@ -534,7 +534,7 @@ def _tile_server() -> tuple[ThreadingHTTPServer, list[str]]:
 
 def test_a_district_basemap_draws_under_the_layers(page: Any, web_server,
                                                    tmp_path: Path) -> None:
-    """Issue 28 point 8: with RULEM_BASEMAP_URL the map draws the district's XYZ tiles from
+    """With RULEM_BASEMAP_URL the map draws the district's XYZ tiles from
     their host (the page's CSP lets that origin serve images, nothing more) under every
     layer, lists it among the layers and shows its attribution as text."""
     tiles, asked = _tile_server()
@@ -581,7 +581,7 @@ def test_a_district_basemap_draws_under_the_layers(page: Any, web_server,
 
 
 def test_the_panel_is_usable_on_a_phone(page: Any, web_server) -> None:
-    """Issue 28 point 11: at 390 x 844 the controls are a bottom sheet over the map; the
+    """At 390 x 844 the controls are a bottom sheet over the map; the
     search box, its results and the opened panel are in view, and the map still shows."""
     other = _new_page(page, 390, 844, web_server.base_url + "/")
     try:

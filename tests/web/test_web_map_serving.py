@@ -1,4 +1,4 @@
-"""How `rulem-db serve` serves the web map (issue 28, points 10-11), without a browser: static
+"""How `rulem-db serve` serves the web map, without a browser: static
 files compressed, parcel tiles as of a date, and one colour per meaning in every client.
 
 Why apart from tests/web/test_web_map.py: these are HTTP facts (headers, bytes, the style JSON),
@@ -97,7 +97,7 @@ def _layers(body: bytes) -> dict[str, Any]:
 
 
 def test_the_map_reads_every_layer_in_one_tile(web_server) -> None:
-    """Issue 28 point 11: the style has one vector source; its tile holds one MVT layer per
+    """The style has one vector source; its tile holds one MVT layer per
     view drawn, each the same as that view's own tile (which GIS clients keep reading)."""
     style = httpx.get(web_server.base_url + "/api/style.json").json()
     assert list(style["sources"]) == ["pub"]   # and no basemap unless a district sets one
@@ -203,7 +203,7 @@ def test_one_colour_per_meaning_in_every_client(web_server) -> None:
 
 
 def test_a_footprint_far_from_the_plan_area_gets_a_plain_sentence(web_server) -> None:
-    """Issue 28 point 12: a footprint in another state is told Rule M does not apply there,
+    """A footprint in another state is told Rule M does not apply there,
     in words, not a coordinate-system error."""
     square = {"type": "Polygon", "coordinates": [[[-100.0, 40.0], [-99.999, 40.0],
                                                    [-99.999, 40.001], [-100.0, 40.0]]]}
@@ -241,7 +241,7 @@ def _csp(base: str) -> dict[str, list[str]]:
 
 
 def test_a_basemap_the_district_configures(web_server, tmp_path) -> None:
-    """Issue 28 point 8: RULEM_BASEMAP_URL as an XYZ template puts a raster source under
+    """RULEM_BASEMAP_URL as an XYZ template puts a raster source under
     every layer and lets exactly its origin serve images; as a PMTiles file the service
     serves the file itself, by Range requests, and the page stays on its own origin."""
     xyz = "https://tiles.example.org:8443/wmts/1.0.0/ortho/default/WebMercatorQuad/{z}/{y}/{x}.png"
