@@ -103,8 +103,8 @@ def catalog_settings() -> DatabaseSettings:
 # The column that identifies a feature of each view of pub (docs/publishing.md, "The layer
 # views", Keys): its row_key where it has one (the views whose rows no single id names), a
 # history view's version_id (one row per version), else its first column when that is an id
-# (spec section 8: `<layer>_id` first). tests/web/test_web_clients.py pages every served view
-# and finds a key that repeats.
+# (`<layer>_id` first in every layer view: docs/publishing.md, "The layer views").
+# tests/web/test_web_clients.py pages every served view and finds a key that repeats.
 KEYS_SQL = """
 SELECT c.relname::text AS relname,
        coalesce((SELECT attname FROM pg_attribute WHERE attrelid = c.oid
