@@ -93,6 +93,8 @@ def _run(conn: sa.Connection) -> None:
         transaction_per_migration=False,
     )
     with context.begin_transaction():
+        # before any revision or file changes a table (the reason: sqlfiles.hold_off_maintenance)
+        sqlfiles.hold_off_maintenance(conn)
         _group_roles(conn)
         for schema in SCHEMAS:
             conn.execute(sa.text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))

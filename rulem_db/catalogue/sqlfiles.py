@@ -25,6 +25,43 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+# Every table, partitioned table and materialized view the migrating role owns, outside the
+# system's schemas, locked at once.
+_HOLD_TABLES = """
+DO $$
+DECLARE
+  names text;
+BEGIN
+  SELECT string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid) INTO names
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE c.relkind IN ('r', 'p', 'm')
+    AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+    AND n.nspname NOT LIKE 'pg_temp%' AND n.nspname NOT LIKE 'pg_toast_temp%'
+    AND pg_has_role(current_user, c.relowner, 'USAGE');
+  IF names IS NOT NULL THEN
+    EXECUTE 'LOCK TABLE ' || names || ' IN SHARE UPDATE EXCLUSIVE MODE';
+  END IF;
+END
+$$
+"""
+
+
+def hold_off_maintenance(conn: sa.Connection) -> None:
+    """Lock the migrating role's tables against VACUUM and ANALYZE until the migration ends.
+
+    Why: a migration GRANTs on tables (which rewrites their pg_class rows) and later creates
+    triggers on the same tables (sql/961). An autovacuum ANALYZE that starts in between holds
+    its SHARE UPDATE EXCLUSIVE lock and, to write its statistics into the pg_class row this
+    transaction changed, waits for the transaction to end (PostgreSQL 15.9 and later); the
+    trigger's SHARE ROW EXCLUSIVE lock then waits for the ANALYZE: a deadlock, and the
+    migration fails. Taken first, before anything is changed, the lock at worst waits for an
+    autovacuum already running, which the server cancels after deadlock_timeout; from then on
+    autovacuum skips these tables. The mode blocks no reader and no writer (only VACUUM,
+    ANALYZE, CREATE INDEX and ALTER TABLE), and the migration holds stronger locks on most
+    tables anyway. Calling it again in the same transaction costs one catalogue query."""
+    conn.execute(sa.text(_HOLD_TABLES))
+
+
 def apply_changed(conn: sa.Connection, directory: Path = SQL_DIR, force: bool = False) -> list[str]:
     """Apply the first changed file and all after it; returns the names applied.
 
@@ -42,6 +79,7 @@ def apply_changed(conn: sa.Connection, directory: Path = SQL_DIR, force: bool = 
                  None)
     if first is None:
         return []
+    hold_off_maintenance(conn)
     done = []
     raw = conn.connection.dbapi_connection
     for path in files[first:]:
