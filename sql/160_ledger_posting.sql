@@ -141,7 +141,19 @@ BEGIN
                                                 o.effective_on ORDER BY o.entry_id) AS orn
     FROM open o
   ), same AS MATERIALIZED (   -- a desired line and an open entry of the same line and date
-    SELECT d.did, o.entry_id
+    -- Both sides' columns are carried here, not joined back to dnum and open by id below:
+    -- the planner, expecting a row or two from each CTE, joined them back in nested loops,
+    -- once per pair over every line (3,241 lines of 500 owners: 2.6 s of a 3.3 s posting;
+    -- a full recompute over a posted ledger at state size did not end in 10 minutes). For
+    -- the same reason dl and ol keep NOT IN: a hashed subplan, where NOT EXISTS became a
+    -- nested-loop anti join over the CTE.
+    SELECT d.did,
+           d.okey AS d_okey, d.permit_id AS d_permit_id, d.district_project AS d_project,
+           d.parcel_id AS d_parcel_id, d.measure AS d_measure, d.acres AS d_acres,
+           d.published AS d_published, d.inputs AS d_inputs, d.effective_on AS d_effective_on,
+           o.okey AS o_okey, o.permit_id AS o_permit_id, o.district_project AS o_project,
+           o.parcel_id AS o_parcel_id, o.measure AS o_measure, o.entry_id AS o_entry_id,
+           o.acres AS o_acres, o.published AS o_published, o.effective_on AS o_effective_on
     FROM dnum d JOIN onum o
       ON o.okey = d.okey AND coalesce(o.parcel_id, -1) = coalesce(d.parcel_id, -1)
      AND o.measure = d.measure AND o.effective_on = d.effective_on AND o.orn = d.drn
@@ -154,15 +166,13 @@ BEGIN
     SELECT o.*, row_number() OVER (
              PARTITION BY o.okey, coalesce(o.parcel_id, -1), o.measure
              ORDER BY o.effective_on, o.entry_id) AS rn
-    FROM open o WHERE o.entry_id NOT IN (SELECT same.entry_id FROM same)
+    FROM open o WHERE o.entry_id NOT IN (SELECT same.o_entry_id FROM same)
   ), pairs AS (
-    SELECT d.okey AS d_okey, d.permit_id AS d_permit_id, d.district_project AS d_project,
-           d.parcel_id AS d_parcel_id, d.measure AS d_measure, d.acres AS d_acres,
-           d.published AS d_published, d.inputs AS d_inputs, d.effective_on AS d_effective_on,
-           o.okey AS o_okey, o.permit_id AS o_permit_id, o.district_project AS o_project,
-           o.parcel_id AS o_parcel_id, o.measure AS o_measure, o.entry_id AS o_entry_id,
-           o.acres AS o_acres, o.published AS o_published, o.effective_on AS o_effective_on
-    FROM same x JOIN dnum d ON d.did = x.did JOIN open o ON o.entry_id = x.entry_id
+    SELECT x.d_okey, x.d_permit_id, x.d_project, x.d_parcel_id, x.d_measure, x.d_acres,
+           x.d_published, x.d_inputs, x.d_effective_on,
+           x.o_okey, x.o_permit_id, x.o_project, x.o_parcel_id, x.o_measure, x.o_entry_id,
+           x.o_acres, x.o_published, x.o_effective_on
+    FROM same x
     UNION ALL
     SELECT d.okey, d.permit_id, d.district_project, d.parcel_id, d.measure, d.acres,
            d.published, d.inputs, d.effective_on,

@@ -8,6 +8,7 @@ Layout as in test_ledger.py: parcels A-1 (0,0)-(300,600), B-1 (300,0)-(600,600),
 
 from __future__ import annotations
 
+import re
 import threading
 from decimal import Decimal
 
@@ -459,3 +460,38 @@ def test_queueing_everything_is_one_anti_join_however_long_the_queue(engine: sa.
     assert "Anti Join" in insert, insert
     assert "SubPlan" not in insert, insert
     assert queued == 0   # the three permits wait already (their inputs queued them)
+
+
+def test_posting_over_a_posted_ledger_scans_each_of_its_steps_once(engine: sa.Engine,
+                                                                   db_url: str) -> None:
+    """Posting pairs each desired line with its open entry. Joined back to both by id, the
+    pairs were planned as nested loops over the steps' materialized rows (PostgreSQL expects
+    a row or two from each), so every line was read once per pair: 2.6 s of a 3.3 s posting
+    of 500 owners, and more than 10 minutes for a full recompute over the posted ledger at
+    state size. The plan of the posting statement must read each step once."""
+    with engine.begin() as conn:
+        ids = three_permits(conn)
+    ledger.recompute(db_url)
+    permits = [ids[k] for k in ("24-001", "24-002", "24-003")]
+    raw = engine.raw_connection()
+    try:
+        cur = raw.cursor()
+        cur.execute("LOAD 'auto_explain'")
+        cur.execute("SET auto_explain.log_min_duration = 0")
+        cur.execute("SET auto_explain.log_analyze = on")
+        cur.execute("SET auto_explain.log_nested_statements = on")
+        cur.execute("SET auto_explain.log_level = notice")
+        cur.execute("SET client_min_messages = notice")
+        del raw.notices[:]
+        cur.execute("SELECT * FROM ledger.post(0, 1, %s)", (permits,))
+        posted = cur.fetchone()
+        plans = "".join(raw.notices)
+        raw.rollback()
+    finally:
+        raw.close()
+    assert posted == (0, 0)   # nothing changed since the recompute
+    post = next(p for p in raw_plans(plans) if "Insert on entry" in p)
+    assert re.search(r"CTE Scan on same .*actual time=\S+ rows=[1-9]", post), post  # paired
+    rescanned = [line.strip() for line in post.splitlines()
+                 if "CTE Scan" in line and re.search(r"loops=([2-9]|\d\d+)\)", line)]
+    assert not rescanned, "\n".join(rescanned)
