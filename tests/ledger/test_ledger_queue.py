@@ -421,9 +421,29 @@ def test_a_large_wetland_is_measured_in_pieces_with_the_same_acres(engine: sa.En
         assert s.permit_rows(conn)["24-001"]["impact_acres"] == 0
 
 
-def raw_plans(notices: str) -> list[str]:
-    """auto_explain's notices, one plan each."""
-    return [p for p in notices.split("duration:") if p.strip()]
+def explained(engine: sa.Engine, sql: str, params: tuple = (), analyze: bool = False,
+              work_mem: str | None = None) -> tuple[tuple, list[str]]:
+    """The first row sql returns and the plan of every statement it ran, nested ones too
+    (auto_explain, one plan each), in a transaction rolled back afterwards."""
+    raw = engine.raw_connection()
+    try:
+        cur = raw.cursor()
+        cur.execute("LOAD 'auto_explain'")
+        if work_mem:
+            cur.execute("SELECT set_config('work_mem', %s, false)", (work_mem,))
+        cur.execute("SET auto_explain.log_min_duration = 0")
+        cur.execute(f"SET auto_explain.log_analyze = {'on' if analyze else 'off'}")
+        cur.execute("SET auto_explain.log_nested_statements = on")
+        cur.execute("SET auto_explain.log_level = notice")
+        cur.execute("SET client_min_messages = notice")
+        del raw.notices[:]
+        cur.execute(sql, params)
+        row = cur.fetchone()
+        notices = "".join(raw.notices)
+        raw.rollback()
+    finally:
+        raw.close()
+    return row, [p for p in notices.split("duration:") if p.strip()]
 
 
 def test_queueing_everything_is_one_anti_join_however_long_the_queue(engine: sa.Engine,
@@ -439,24 +459,9 @@ def test_queueing_everything_is_one_anti_join_however_long_the_queue(engine: sa.
             "INSERT INTO ledger.change_queue (plan_area_id, district_project, layer, reason) "
             "SELECT 1, 'waiting project ' || i, 'recompute', 'a long queue' "
             "FROM generate_series(1, 5000) i"))
-    raw = engine.raw_connection()
-    try:
-        cur = raw.cursor()
-        cur.execute("LOAD 'auto_explain'")
-        cur.execute("SET work_mem = '64kB'")
-        cur.execute("SET auto_explain.log_min_duration = 0")
-        cur.execute("SET auto_explain.log_nested_statements = on")
-        cur.execute("SET auto_explain.log_level = notice")
-        cur.execute("SET client_min_messages = notice")
-        del raw.notices[:]
-        cur.execute("SELECT ledger.enqueue_all(0)")
-        queued = cur.fetchone()[0]
-        plans = "".join(raw.notices)
-        raw.rollback()
-    finally:
-        raw.close()
-    # the plan of the statement inside enqueue_all (auto_explain: one notice per statement)
-    insert = next(p for p in raw_plans(plans) if "Insert on change_queue" in p)
+    (queued,), plans = explained(engine, "SELECT ledger.enqueue_all(0)", work_mem="64kB")
+    # the plan of the statement inside enqueue_all
+    insert = next(p for p in plans if "Insert on change_queue" in p)
     assert "Anti Join" in insert, insert
     assert "SubPlan" not in insert, insert
     assert queued == 0   # the three permits wait already (their inputs queued them)
@@ -473,24 +478,10 @@ def test_posting_over_a_posted_ledger_scans_each_of_its_steps_once(engine: sa.En
         ids = three_permits(conn)
     ledger.recompute(db_url)
     permits = [ids[k] for k in ("24-001", "24-002", "24-003")]
-    raw = engine.raw_connection()
-    try:
-        cur = raw.cursor()
-        cur.execute("LOAD 'auto_explain'")
-        cur.execute("SET auto_explain.log_min_duration = 0")
-        cur.execute("SET auto_explain.log_analyze = on")
-        cur.execute("SET auto_explain.log_nested_statements = on")
-        cur.execute("SET auto_explain.log_level = notice")
-        cur.execute("SET client_min_messages = notice")
-        del raw.notices[:]
-        cur.execute("SELECT * FROM ledger.post(0, 1, %s)", (permits,))
-        posted = cur.fetchone()
-        plans = "".join(raw.notices)
-        raw.rollback()
-    finally:
-        raw.close()
+    posted, plans = explained(engine, "SELECT * FROM ledger.post(0, 1, %s)", (permits,),
+                              analyze=True)
     assert posted == (0, 0)   # nothing changed since the recompute
-    post = next(p for p in raw_plans(plans) if "Insert on entry" in p)
+    post = next(p for p in plans if "Insert on entry" in p)
     assert re.search(r"CTE Scan on same .*actual time=\S+ rows=[1-9]", post), post  # paired
     rescanned = [line.strip() for line in post.splitlines()
                  if "CTE Scan" in line and re.search(r"loops=([2-9]|\d\d+)\)", line)]
