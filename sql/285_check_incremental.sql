@@ -6,13 +6,15 @@
 --
 -- What counts as a change, and whom it touches (when in doubt, more permits):
 --   a permit, or any feature that belongs to one    that permit (old and new owner)
+--   a permit, in addition                            the permits whose disturbance meets its
+--                                                    disturbance (7(b) names it and its date)
 --   a credit transfer                                the giving and the receiving permit
 --   a parcel                                         permits naming its PIN (before or after);
 --                                                    permits whose own buffer meets it (6(b))
 --   a feature other permits' checks read by place    the permits whose places (the site: their
 --   (wetland, delineation, ditch, buffer, trail,     parcels' box widened by checks.reach_m();
 --   marker, soil, heritage area, easement, another   or their own features of the kinds the
---   permit's replacement, ...)                       checks compare it with) meet its old or
+--   permit's replacement or disturbance, ...)        checks compare it with) meet its old or
 --                                                    new geometry (checks.recheck_places)
 --   wetland, delineation or ditch, in addition       6(a) connectivity: the permits near the
 --                                                    network the change touches when that
@@ -185,6 +187,17 @@ BEGIN
     IF v_layer = 'permit' THEN
       INSERT INTO recheck SELECT DISTINCT 'permit', c.permit_id, 'permit changed'
       FROM pg_temp.changed_rows c;
+      -- 7(b): the permits whose disturbance meets a changed permit's. Ground is charged to
+      -- the permit decided first, and their findings name it with its decision date: a
+      -- decision, a date or a number that changes moves them, posted or not.
+      INSERT INTO recheck
+      SELECT DISTINCT 'permit', x.permit_id,
+             'a permit whose disturbance meets its own changed (7(b))'
+      FROM ledger.disturbance d
+      JOIN ledger.disturbance x ON x.geom && d.geom AND x.plan_area_id = p_plan_area_id
+                               AND x.permit_id <> d.permit_id
+      WHERE d.plan_area_id = p_plan_area_id
+        AND d.permit_id IN (SELECT c.permit_id FROM pg_temp.changed_rows c);
     ELSIF v_layer = 'credit_transfer' THEN
       INSERT INTO recheck
       SELECT DISTINCT 'permit', x.pid, 'credit transfer changed'

@@ -86,6 +86,11 @@ class Recheck:
 
 
 OWN_PERMIT_ONLY = Recheck()
+# Disturbance (impact, structure, BMP, grading; sql/110) is charged once, to the permit decided
+# first: 7(b) tells each permit whose disturbance meets another's how much was charged to
+# which earlier permit, so a change of one permit's disturbance reaches the others' it meets,
+# even where their own figures stay the same (the split between two earlier permits moved).
+DISTURBANCE_RECHECK = Recheck(features=("impact", "structure", "bmp", "grading"))
 
 
 @dataclass(frozen=True)
@@ -381,7 +386,7 @@ LAYERS: tuple[Layer, ...] = (
         (_permit(), Col("kind", "text", "Kind of impact.", True, IMPACT_KINDS)),
         owner="permit_id", ingest_scope="owner", outside_plan_area="error",
         legend=("Permits: impact and replacement", 1), editable=True,
-        ledger_input="disturbance", recheck=OWN_PERMIT_ONLY,
+        ledger_input="disturbance", recheck=DISTURBANCE_RECHECK,
     ),
     Layer(
         "replacement", "MULTIPOLYGON", "7(b), 7(c)",
@@ -516,7 +521,7 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: site and stormwater", 3),
-        ledger_input="disturbance", recheck=OWN_PERMIT_ONLY,
+        ledger_input="disturbance", recheck=DISTURBANCE_RECHECK,
     ),
     Layer(
         "structure", "MULTIPOLYGON", "6(f), 7(g)",
@@ -530,7 +535,7 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: site and stormwater", 1), editable=True,
-        ledger_input="disturbance", recheck=OWN_PERMIT_ONLY,
+        ledger_input="disturbance", recheck=DISTURBANCE_RECHECK,
     ),
     Layer(
         "land_cover", "MULTIPOLYGON", "5(c)",
@@ -572,7 +577,7 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Permits: site and stormwater", 4),
-        ledger_input="disturbance", recheck=OWN_PERMIT_ONLY,
+        ledger_input="disturbance", recheck=DISTURBANCE_RECHECK,
     ),
     Layer(
         "hydroperiod", None, "5(d)",

@@ -295,3 +295,79 @@ def test_statements_that_change_no_row_are_not_changes(db_url, engine) -> None:
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE core.soil SET contaminated = true WHERE false"))
     assert _since(engine, base) == base
+
+
+def _charged_earlier_plan(engine: sa.Engine) -> dict[str, int]:
+    """Three permits whose fills overlap on wetland W2, 2.5 km from the others: E (25-101)
+    decided 2021 fills x 2550-2650, F (25-102) decided 2022 fills x 2520-2600, P (25-103)
+    decided 2023 fills x 2500-2600 (all y 0-100). Ground is charged to the permit decided
+    first (7(b)): 2,000 m^2 of P's 10,000 are its own; its findings name the ground of each
+    earlier permit it meets (E's 5,000 m^2 of it, F's 8,000, as each was charged). Four
+    permits with fills on upland far away keep any run of three permits incremental (more
+    than half makes a full run)."""
+    ids = _plan(engine)
+    with engine.begin() as conn:
+        d = s.delineation(conn, "D-2", (2000, 0, 3000, 1000), "2020-01-01")
+        s.wetland(conn, d, "W2", (2000, 0, 3000, 1000))
+        for key, no, decided, box in (("E", "25-101", "2021-06-01", (2550, 0, 2650, 100)),
+                                 ("F", "25-102", "2022-06-01", (2520, 0, 2600, 100)),
+                                 ("P", "25-103", "2023-06-01", (2500, 0, 2600, 100))):
+            ids[key] = s.permit(conn, no, decided_on=decided)
+            ids["i" + key] = s.impact(conn, ids[key], "fill", box, "i" + no)
+        for i in range(4):
+            far = s.permit(conn, f"25-11{i}")
+            s.impact(conn, far, "fill", (FAR + 100 + 20 * i, 100, FAR + 110 + 20 * i, 110),
+                     f"far{i}")
+    return ids
+
+
+def _charged_to(engine: sa.Engine, run_id: int, permit_id: int) -> dict[str, str]:
+    """A run's 7(b) charged-earlier findings of a permit: acres by the message's words."""
+    with engine.connect() as conn:
+        return dict(conn.execute(sa.text(
+            "SELECT substring(message FROM 'charged to permit (.*)$'), measured_value::text "
+            "FROM checks.finding WHERE run_id = :r AND permit_id = :p "
+            "AND check_code = 'impact_charged_earlier'"), {"r": run_id, "p": permit_id}).all())
+
+
+def test_a_moved_fill_rechecks_the_permits_whose_fills_it_meets(engine) -> None:
+    """E's fill moves 10 m east, inside F's: P keeps its own 2,000 m^2 (its figures stay), but
+    1,000 m^2 less of it lie in E's ground. Only its 7(b) findings say so, and the
+    incremental run must say what a full run says."""
+    ids = _charged_earlier_plan(engine)
+    base = _full(engine)
+    assert _charged_to(engine, base, ids["P"]) == {
+        "25-101, decided earlier (2021-06-01): not charged again": "1.2355",
+        "25-102, decided earlier (2022-06-01): not charged again": "1.9768"}
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"UPDATE core.impact SET geom = {s.rect((2560, 0, 2660, 100))} "
+                             "WHERE impact_id = :i AND valid_to IS NULL"), {"i": ids["iE"]})
+    inc = _since(engine, base)
+    row = _run(engine, inc)
+    assert row.base_run_id == base
+    assert set(row.rechecked_why) - {"district"} == {str(ids[k]) for k in "EFP"}, row
+    assert row.rechecked_why[str(ids["P"])] == "impact changed within reach of its impact"
+    assert _charged_to(engine, inc, ids["P"]) == {
+        "25-101, decided earlier (2021-06-01): not charged again": "0.9884",
+        "25-102, decided earlier (2022-06-01): not charged again": "1.9768"}
+    assert _results(engine, inc) == _results(engine, _full(engine))
+
+
+def test_a_permit_decided_on_another_day_rechecks_the_permits_whose_fills_meet_its(
+        engine) -> None:
+    """E's decision moves a month, still first: no ground changes hands, but P's and F's
+    findings name E with its date."""
+    ids = _charged_earlier_plan(engine)
+    base = _full(engine)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE core.permit SET decided_on = '2021-07-01' "
+                             "WHERE permit_id = :p AND valid_to IS NULL"), {"p": ids["E"]})
+    inc = _since(engine, base)
+    row = _run(engine, inc)
+    assert row.base_run_id == base
+    assert set(row.rechecked_why) - {"district"} == {str(ids[k]) for k in "EFP"}, row
+    assert row.rechecked_why[str(ids["P"])] == (
+        "a permit whose disturbance meets its own changed (7(b))")
+    assert "25-101, decided earlier (2021-07-01): not charged again" in _charged_to(
+        engine, inc, ids["P"])
+    assert _results(engine, inc) == _results(engine, _full(engine))
