@@ -265,10 +265,16 @@ def _patch(conn: sa.Connection, frame: Frame, plan_area_id: int, seen: int | Non
               else np.empty((0, 4)))
     for (i, j), rects in per_tile.items():
         g = ground[(i, j)]
-        reach = ((bounds[:, None, 0] <= g[None, :, 2]) & (bounds[:, None, 2] >= g[None, :, 0])
-                 & (bounds[:, None, 1] <= g[None, :, 3]) & (bounds[:, None, 3] >= g[None, :, 1])
+        # the parcels in reach of the tile's rectangles' common box first, then of each
+        # rectangle: every parcel against every rectangle of every tile was 23 s of a state's
+        # 1 % night (20,000 places changed, 56 tiles)
+        cand = np.flatnonzero((bounds[:, 0] <= g[:, 2].max()) & (bounds[:, 2] >= g[:, 0].min())
+                              & (bounds[:, 1] <= g[:, 3].max()) & (bounds[:, 3] >= g[:, 1].min()))
+        b = bounds[cand]
+        reach = ((b[:, None, 0] <= g[None, :, 2]) & (b[:, None, 2] >= g[None, :, 0])
+                 & (b[:, None, 1] <= g[None, :, 3]) & (b[:, None, 3] >= g[None, :, 1])
                  ).any(axis=1)
-        drawn = _draw_tile(frame, i, j, near[reach])
+        drawn = _draw_tile(frame, i, j, near.iloc[cand[reach]])
         mask = np.zeros((TILE_PX, TILE_PX), dtype=bool)
         for c0, r0, c1, r1 in rects:
             mask[r0:r1, c0:c1] = True
