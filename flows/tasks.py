@@ -101,7 +101,7 @@ def check_ledger_totals(url: str) -> None:
     Why: the balance views and the report read the kept totals, not the entries; a total
     corrupted by hand (or by a path that bypassed the posting trigger) would be published as
     a balance. Run after the ledger step, before the checks, so no report is written. Every
-    level (plan, permit, parcel: 0.4 s on the county) every night, quiet or not: a parcel's
+    level (plan, permit, parcel: 0.1 s on the county) every night, quiet or not: a parcel's
     total changed on a night that posts nothing would otherwise be published until the next
     posting (sql/288_nightly_totals_guard.sql).
     """
