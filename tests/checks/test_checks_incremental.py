@@ -310,8 +310,8 @@ def _charged_earlier_plan(engine: sa.Engine) -> dict[str, int]:
         d = s.delineation(conn, "D-2", (2000, 0, 3000, 1000), "2020-01-01")
         s.wetland(conn, d, "W2", (2000, 0, 3000, 1000))
         for key, no, decided, box in (("E", "25-101", "2021-06-01", (2550, 0, 2650, 100)),
-                                 ("F", "25-102", "2022-06-01", (2520, 0, 2600, 100)),
-                                 ("P", "25-103", "2023-06-01", (2500, 0, 2600, 100))):
+                                      ("F", "25-102", "2022-06-01", (2520, 0, 2600, 100)),
+                                      ("P", "25-103", "2023-06-01", (2500, 0, 2600, 100))):
             ids[key] = s.permit(conn, no, decided_on=decided)
             ids["i" + key] = s.impact(conn, ids[key], "fill", box, "i" + no)
         for i in range(4):
