@@ -609,22 +609,27 @@ COMMENT ON FUNCTION checks.plan_checks_since(integer, bigint) IS
 -- Carry over into run p_run_id what the base run found for every permit in scope that is not
 -- in p_permit_ids (and for the District projects and the plan area unless p_district: they
 -- were evaluated again). Hashed lookups of the id sets: a search of the arrays per row was
--- two billion comparisons for a state's 500,000 outcomes.
+-- two billion comparisons for a state's 500,000 outcomes. Each copied finding names its
+-- source (carried_from_id), so the review links it to the source's identity instead of
+-- keying it again (checks.review_after_run, sql/287); in the source's order, the order the
+-- keys number a permit's like findings in.
 CREATE OR REPLACE FUNCTION checks.carry_over(p_run_id bigint, p_plan_area_id integer,
                                              p_base_run_id bigint, p_permit_ids bigint[],
                                              p_district boolean)
 RETURNS void LANGUAGE sql VOLATILE SET jit = off AS $$
   INSERT INTO checks.finding (run_id, plan_area_id, paragraph, check_code, severity,
                               permit_id, parcel_id, feature_id, measured_value, limit_value,
-                              unit, message, geom)
+                              unit, message, geom, carried_from_id)
   SELECT p_run_id, f.plan_area_id, f.paragraph, f.check_code, f.severity, f.permit_id,
-         f.parcel_id, f.feature_id, f.measured_value, f.limit_value, f.unit, f.message, f.geom
+         f.parcel_id, f.feature_id, f.measured_value, f.limit_value, f.unit, f.message, f.geom,
+         f.finding_id
   FROM checks.finding f
   WHERE f.run_id = p_base_run_id
     AND ((f.permit_id IS NULL AND NOT p_district)
          OR (f.permit_id NOT IN (SELECT unnest(p_permit_ids))
              AND f.permit_id IN (SELECT s.permit_id
-                                 FROM checks.permits_in_scope(p_plan_area_id) s)));
+                                 FROM checks.permits_in_scope(p_plan_area_id) s)))
+  ORDER BY f.finding_id;
   INSERT INTO checks.outcome (run_id, plan_area_id, permit_id, paragraph, check_code,
                               outcome, measured_value, limit_value, unit, evaluated_count,
                               finding_count, message)

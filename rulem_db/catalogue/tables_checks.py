@@ -183,7 +183,9 @@ def _finding_review(md: sa.MetaData) -> None:
                   nullable=False, comment="Check run that first found it."),
         sa.Column("last_run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"),
                   nullable=False,
-                  comment="Latest check run that found it or resolved it."),
+                  comment="Latest check run that found it by evaluating its permit, or "
+                          "resolved it (an incremental run that carries it over unchanged "
+                          "leaves it as it was)."),
         sa.CheckConstraint(f"review_state IN ({_codes(REVIEW_STATES)})",
                            name="review_state_code"),
         sa.CheckConstraint("(review_state = 'waived') = (coalesce(btrim(waiver_reference), "
@@ -361,6 +363,11 @@ def define(md: sa.MetaData, srid: int) -> None:
         sa.Column("message", sa.Text, nullable=False, comment="What is wrong, in one line."),
         sa.Column("geom", Geometry("GEOMETRY", srid=srid, spatial_index=False),
                   comment="Where: the failing area, line or point, in the working CRS."),
+        # Revision 0045: what the review links to its source's identity (sql/287).
+        sa.Column("carried_from_id", sa.BigInteger,
+                  comment="The base run's finding row this one copies (an incremental run "
+                          "carried the permit's results over, checks.carry_over); NULL when "
+                          "this run evaluated it."),
         sa.CheckConstraint(f"severity IN ({_codes(SEVERITIES)})", name="severity_code"),
         sa.Index("ix_finding_run", "run_id"),
         sa.Index("ix_finding_permit", "permit_id", "run_id"),

@@ -371,3 +371,82 @@ def test_a_permit_decided_on_another_day_rechecks_the_permits_whose_fills_meet_i
     assert "25-101, decided earlier (2021-07-01): not charged again" in _charged_to(
         engine, inc, ids["P"])
     assert _results(engine, inc) == _results(engine, _full(engine))
+
+
+def _identities(engine: sa.Engine, run_id: int) -> list[sa.Row]:
+    """Each finding row of a run with its source, the identity it was linked to, that
+    identity's key and last run, and the key the row's own columns give."""
+    with engine.connect() as conn:
+        return conn.execute(sa.text(
+            "SELECT f.finding_id, f.permit_id, f.carried_from_id, o.finding_case_id, "
+            "c.finding_key, c.last_run_id, k.finding_key AS own_key, "
+            "(SELECT so.finding_case_id FROM checks.finding_occurrence so "
+            " WHERE so.finding_id = f.carried_from_id) AS source_case_id "
+            "FROM checks.finding f "
+            "JOIN checks.finding_occurrence o ON o.finding_id = f.finding_id "
+            "JOIN checks.finding_case c ON c.finding_case_id = o.finding_case_id "
+            "JOIN checks.finding_keys(:r) k ON k.finding_id = f.finding_id "
+            "WHERE f.run_id = :r ORDER BY f.finding_id"), {"r": run_id}).all()
+
+
+def test_a_carried_over_finding_keeps_its_source_identity(engine) -> None:
+    """The review links a copy to its source's identity (sql/287) and leaves the identity's
+    last run as the run that evaluated it; the findings evaluated again are keyed."""
+    ids = _plan(engine)
+    base = _full(engine)
+    with engine.begin() as conn:
+        s.impact(conn, ids["p1"], "fill", (100, 0, 150, 50), "i4")
+    inc = _since(engine, base)
+    rows = _identities(engine, inc)
+    carried = [r for r in rows if r.permit_id == ids["p2"]]
+    evaluated = [r for r in rows if r.permit_id == ids["p1"]]
+    assert carried and evaluated
+    assert all(r.carried_from_id is not None and r.finding_case_id == r.source_case_id
+               and r.last_run_id == base for r in carried)
+    assert all(r.carried_from_id is None and r.last_run_id == inc for r in evaluated)
+    assert all(r.finding_key == r.own_key for r in rows)  # the identity its key names
+    with engine.connect() as conn:  # every row of the run linked once, no identity twice
+        linked, cases = conn.execute(sa.text(
+            "SELECT count(*), count(DISTINCT finding_case_id) FROM checks.finding_occurrence "
+            "WHERE run_id = :r"), {"r": inc}).one()
+        total = conn.execute(sa.text("SELECT count(*) FROM checks.finding WHERE run_id = :r"),
+                             {"r": inc}).scalar_one()
+    assert linked == cases == total == len(rows)
+
+
+def test_a_copy_that_is_not_its_source_is_keyed_like_any_finding(engine) -> None:
+    """A writer that names the wrong source (a carried-over copy of 25-002's warning said to
+    copy 25-001's finding) gets no identity from it: the review keys the run's rows."""
+    ids = _plan(engine)
+    base = _full(engine)
+    with engine.begin() as conn:
+        s.impact(conn, ids["p1"], "fill", (100, 0, 150, 50), "i4")
+    with engine.begin() as conn:  # run_checks_since's steps, a wrong source before the end
+        todo = conn.execute(sa.text("SELECT * FROM checks.plan_checks_since(1, :b)"),
+                            {"b": base}).one()
+        assert todo.plan == "some" and todo.permit_ids == [ids["p1"]]
+        inc = conn.execute(sa.text("SELECT checks.start_run(1, NULL, :b, NULL)"),
+                           {"b": base}).scalar_one()
+        conn.execute(sa.text("SELECT checks.evaluate(1, :ids, false)"), {"ids": [ids["p1"]]})
+        conn.execute(sa.text("SELECT checks.record_evaluations(:r, 1, :ids, false)"),
+                     {"r": inc, "ids": [ids["p1"]]})
+        conn.execute(sa.text("DROP TABLE pg_temp.check_evaluation"))
+        conn.execute(sa.text("SELECT checks.carry_over(:r, 1, :b, :ids, false)"),
+                     {"r": inc, "b": base, "ids": [ids["p1"]]})
+        wrong = conn.execute(sa.text(
+            "SELECT min(finding_id) FROM checks.finding WHERE run_id = :b AND permit_id = :p"),
+            {"b": base, "p": ids["p1"]}).scalar_one()
+        assert wrong is not None
+        assert conn.execute(sa.text(
+            "UPDATE checks.finding SET carried_from_id = :w WHERE run_id = :r "
+            "AND permit_id = :p"), {"w": wrong, "r": inc, "p": ids["p2"]}).rowcount >= 1
+        conn.execute(sa.text("SELECT checks.finish_run(:r)"), {"r": inc})
+    rows = _identities(engine, inc)
+    assert rows and all(r.finding_key == r.own_key for r in rows)
+    carried = [r for r in rows if r.permit_id == ids["p2"]]
+    with engine.connect() as conn:  # 25-002's warning is still the identity it was
+        before = set(conn.execute(sa.text(
+            "SELECT o.finding_case_id FROM checks.finding_occurrence o "
+            "JOIN checks.finding f ON f.finding_id = o.finding_id "
+            "WHERE o.run_id = :b AND f.permit_id = :p"), {"b": base, "p": ids["p2"]}).scalars())
+    assert carried and {r.finding_case_id for r in carried} == before
