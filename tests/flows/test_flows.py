@@ -145,6 +145,41 @@ def test_report_folder_has_page_csv_gpkg_and_maps(db_url, engine, tmp_path):
         assert pyogrio.read_info(folder / "findings.gpkg", layer=wanted[kind])["features"] == n
     assert set(layers) == {wanted[k] for k in by_kind}
     assert (folder / "balance_map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with (folder / "permit_balance.csv").open() as f:
+        permits = {r["permit_no"]: r for r in csv.DictReader(f)}
+    assert set(permits) == {"25-001"}  # 2.4711 ac required, 1.2355 ac credit
+    assert (permits["25-001"]["required_acres"], permits["25-001"]["credit_acres"],
+            permits["25-001"]["status"]) == ("2.4711", "1.2355", "deficit")
+
+
+def test_long_lists_in_the_page_stop_at_max_rows(db_url, engine, tmp_path, monkeypatch):
+    """A plan area of 20,000 permits and 240,000 findings gets a page people read: the
+    findings by check in full (counted by the server), the longer lists cut at MAX_ROWS with
+    a note of how many there are and where they all are."""
+    from rulem_db.reports import run as report
+
+    _site(engine)
+    with engine.begin() as conn:  # a second permit, with findings of its own
+        s.parcel(conn, "P-3", at(2000, 0, 2500, 500))
+        other = s.permit(conn, "25-002", pins=["P-3"])
+        s.impact(conn, other, "fill", at(2010, 10, 2020, 20), "i2")
+    monkeypatch.setattr(report, "MAX_ROWS", 1)
+    summary = _reconcile(db_url, tmp_path / "reports")
+    page = summary.report_path.read_text()
+    with engine.connect() as conn:
+        findings = conn.execute(sa.text(
+            "SELECT count(*) FROM ops.run_finding WHERE run_id = :r"),
+            {"r": summary.run_id}).scalar_one()
+        by_check = conn.execute(sa.text(
+            "SELECT check_code, count(*) FROM ops.run_finding WHERE run_id = :r "
+            "GROUP BY check_code"), {"r": summary.run_id}).all()
+    assert findings > 1 and len(by_check) > 1
+    assert f"<h3>Every finding ({findings})</h3>" in page
+    assert f"First 1 of {findings} findings" in page
+    assert "First 1 of 2 permits" in page and "<h3>Permits (2)</h3>" in page
+    assert all(code in page for code, _ in by_check)  # every check, not cut
+    with (summary.report_path.parent / "permit_balance.csv").open() as f:
+        assert [r["permit_no"] for r in csv.DictReader(f)] == ["25-001", "25-002"]
 
 
 def test_finding_changes_by_hand(db_url, engine):
