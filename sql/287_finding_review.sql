@@ -61,9 +61,11 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, checks, public, pg_temp AS $$
                          || round(public.ST_YMin(f.geom::public.box3d))::bigint
                     ELSE '-' END AS place
         FROM checks.finding f WHERE f.run_id = p_run_id
-          AND NOT (p_unlinked AND f.finding_id IN (SELECT o.finding_id
-                                                   FROM checks.finding_occurrence o
-                                                   WHERE o.run_id = p_run_id))) k
+          -- a probe of the occurrences' key per row: an IN over the run's occurrences is
+          -- planned without the run's id here (a SQL function's parameter), estimated at
+          -- a whole run's rows, and so not hashed but scanned again for every row
+          AND NOT (p_unlinked AND EXISTS (SELECT 1 FROM checks.finding_occurrence o
+                                          WHERE o.finding_id = f.finding_id))) k
 $$;
 COMMENT ON FUNCTION checks.finding_keys(bigint, boolean) IS
   'Identity key of each finding row of a check run (checks.finding_case.finding_key); with '
