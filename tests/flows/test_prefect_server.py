@@ -118,16 +118,18 @@ class PrefectServer:
 
 
 @pytest.fixture(scope="module")
-def prefect_server(admin_url: URL, tmp_path_factory: pytest.TempPathFactory
-                   ) -> Iterator[PrefectServer]:
-    """`prefect server start` on a loopback port, its database on the project's cluster. It
-    starts while the demo copy is made (ready() before use)."""
+def prefect_server(admin_url: URL, memory_tablespace: str | None,
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrefectServer]:
+    """`prefect server start` on a loopback port, its database on the project's cluster (in
+    the test databases' tablespace, tests/conftest.py). It starts while the demo copy is made
+    (ready() before use)."""
     home = tmp_path_factory.mktemp("prefect")
     name = f"prefect_{os.getpid()}"
     admin = sa.create_engine(admin_url.set(database="postgres"), isolation_level="AUTOCOMMIT",
                              poolclass=sa.pool.NullPool)
     with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"' + (
+            f' TABLESPACE "{memory_tablespace}"' if memory_tablespace else ""))
     port = _free_port()
     env = {k: v for k, v in os.environ.items()
            if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("PREFECT_")}

@@ -31,3 +31,13 @@ def test_no_test_module_imports_one_of_another_folder() -> None:
         for name in IMPORT.findall(p.read_text())
         if name in where and where[name] != p.parent.name)
     assert crossing == [], "move what they share into tests/support: " + "; ".join(crossing)
+
+
+def test_the_modules_scheduled_first_exist() -> None:
+    """tests/support/module_order.py names the longest modules, to start them first: a module
+    renamed or removed there would quietly lose its place at the front."""
+    from module_order import LONGEST
+
+    root = TESTS.parent
+    missing = sorted(name for name in LONGEST if not (root / name).is_file())
+    assert missing == [], f"update tests/support/module_order.py's LONGEST: {missing}"

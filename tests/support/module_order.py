@@ -1,0 +1,90 @@
+"""The order the test modules are handed to the test workers: the longest first.
+
+Why: scripts/test runs pytest-xdist with `--dist loadfile` (a module whole on one worker) and
+`--no-loadscope-reorder`, so the workers take the modules in collection order, each taking the
+next when it is nearly done. Left to itself xdist orders them by their number of tests, which
+put the few-test, long modules (a Prefect server, the bench harness, a cluster of a test's own)
+last, and a worker could start a minute-long module when the other had nothing left to do.
+Longest first, the last modules are short ones and the workers end together.
+
+LONGEST is measured (seconds of a module on one worker of a full run, rounded); it needs to be
+roughly right, not exact, and a module missing from it only loses its place at the front. The
+other modules follow, the ones with more tests first (xdist's own order). The order of the tests
+within a module is kept (several modules share a page or a server across their tests in file
+order). Workers must collect the same order, so it depends on the collected names only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+# Longest first: seconds on a worker of a full run on two idle cores, test databases on tmpfs
+# (a worker's first module also made its template and demo, some 9 s).
+LONGEST: dict[str, int] = {
+    "tests/flows/test_prefect_server.py": 65,
+    "tests/web/test_web_map.py": 56,
+    "tests/checks/test_finding_record.py": 39,
+    "tests/web/test_web_attack.py": 35,
+    "tests/ingest/test_ingest_bulk_indexes.py": 31,
+    "tests/project/test_bench.py": 30,
+    "tests/database/test_fresh_server.py": 29,
+    "tests/web/test_web_clients.py": 27,
+    "tests/ledger/test_ledger_writers.py": 23,
+    "tests/ingest/test_ingest_demo.py": 22,
+    "tests/database/test_schema.py": 21,
+    "tests/security/test_hardening_input.py": 19,
+    "tests/security/test_hardening_crash.py": 17,
+    "tests/security/test_security_privileges.py": 17,
+    "tests/ingest/test_ingest_real.py": 17,
+    "tests/flows/test_flows_e2e.py": 17,
+    "tests/web/test_web_map_serving.py": 16,
+    "tests/web/test_report_permit_web.py": 15,
+    "tests/checks/test_checks_incremental.py": 15,
+    "tests/publish/test_report_permit.py": 15,
+    "tests/web/test_web_api.py": 14,
+    "tests/flows/test_flows.py": 13,
+    "tests/publish/test_publish_demo.py": 12,
+    "tests/checks/test_checks_workers.py": 12,
+    "tests/ledger/test_ledger_integrity.py": 11,
+    "tests/publish/test_publish_qgis.py": 11,
+    "tests/unit/test_demo.py": 11,
+    "tests/security/test_write_rules.py": 10,
+    "tests/security/test_hardening_reader.py": 10,
+    "tests/unit/test_hardening_reader.py": 9,
+    "tests/ledger/test_ledger_explain.py": 9,
+    "tests/ledger/test_ledger_rounding.py": 9,
+    "tests/publish/test_report_tiles.py": 9,
+    "tests/publish/test_publish_ogr.py": 9,
+    "tests/ingest/test_ingest.py": 9,
+    "tests/ledger/test_ledger_watch.py": 9,
+    "tests/project/test_time_limit.py": 8,
+    "tests/publish/test_publish_export.py": 8,
+    "tests/flows/test_nightly_incremental.py": 8,
+    "tests/database/test_sql_files.py": 7,
+    "tests/ledger/test_ledger.py": 7,
+    "tests/database/test_standby.py": 7,
+    "tests/ingest/test_ingest_speed.py": 7,
+    "tests/ledger/test_ledger_charged_once.py": 7,
+    "tests/checks/test_finding_review.py": 7,
+}
+
+
+def module_of(item: pytest.Item) -> str:
+    """The item's module as xdist's loadfile names it (the node id up to the first ::)."""
+    return item.nodeid.split("::", 1)[0]
+
+
+def longest_first(items: list[pytest.Item]) -> None:
+    """Reorder items in place: whole modules, LONGEST's first, then by number of tests."""
+    tests = Counter(module_of(item) for item in items)
+    first_seen: dict[str, int] = {}
+    for item in items:
+        first_seen.setdefault(module_of(item), len(first_seen))
+
+    def key(module: str) -> tuple[int, int, int]:
+        return (-LONGEST.get(module, 0), -tests[module], first_seen[module])
+
+    # sorted() is stable: the tests of a module keep their order
+    items[:] = sorted(items, key=lambda item: key(module_of(item)))
