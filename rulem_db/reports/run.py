@@ -150,15 +150,9 @@ def _read(conn: sa.Connection, run_id: int, url: str) -> _Data:
                        "WHERE run_id = ops.findings_seen_in(:r) "
                        "ORDER BY permit_no, paragraph, check_code, finding_key LIMIT :n",
                        r=run_id, n=MAX_ROWS),
-        permits=_rows(conn, f"SELECT {', '.join(PERMIT_COLUMNS)} FROM pub.permit_balance "
-                      "WHERE plan_area_id = :p ORDER BY permit_no LIMIT :n", p=plan,
-                      n=MAX_ROWS),
         parcels=parcels, finding_geo=finding_geo, outline=outline,
         active=[tuple(r) for r in active], active_count=int(active_count),
-        parcel_count=count, **_finding_counts(conn, run_id),
-        permit_count=int(conn.execute(sa.text(
-            "SELECT count(*) FROM pub.permit_balance WHERE plan_area_id = :p"),
-            {"p": plan}).scalar_one()))
+        parcel_count=count, **_finding_counts(conn, run_id), **_permits(conn, plan))
 
 
 # The permits' columns, in the page and in permit_balance.csv.
@@ -167,13 +161,21 @@ PERMIT_COLUMNS = ("permit_no", "permit_status", "impact_acres", "required_acres"
                   "credit_proposed_acres", "balance_acres", "status")
 
 
+def _permits(conn: sa.Connection, plan_area_id: int) -> dict[str, Any]:
+    """The first MAX_ROWS permits with their balances, and how many there are."""
+    rows = _rows(conn, f"SELECT {', '.join(PERMIT_COLUMNS)}, count(*) OVER () AS permits "
+                 "FROM pub.permit_balance WHERE plan_area_id = :p ORDER BY permit_no LIMIT :n",
+                 p=plan_area_id, n=MAX_ROWS)
+    total = [r.pop("permits") for r in rows]
+    return {"permits": rows, "permit_count": int(total[0]) if total else 0}
+
+
 def _finding_counts(conn: sa.Connection, run_id: int) -> dict[str, Any]:
     """The findings the run saw, counted by the server: by check and severity (every row), by
     permit, check and severity (the first MAX_ROWS, in the order of the page). A state's
     240,000 findings read into Python to be counted took 2 s and made a page of 100,000
     rows nobody reads."""
     seen = "FROM ops.run_finding f WHERE f.run_id = ops.findings_seen_in(:r)"
-    total = conn.execute(sa.text(f"SELECT count(*) {seen}"), {"r": run_id}).scalar_one()
     checks = conn.execute(sa.text(
         "SELECT f.paragraph, f.check_code, f.severity, count(*), "
         "count(DISTINCT f.permit_no) FROM ops.run_finding f "
@@ -187,7 +189,8 @@ def _finding_counts(conn: sa.Connection, run_id: int) -> dict[str, Any]:
         f"coalesce(f.severity, '') COLLATE \"C\", count(*), count(*) OVER () {seen} "
         "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LIMIT :n"),
         {"r": run_id, "none": NO_PERMIT, "n": MAX_ROWS}).all()
-    return {"finding_count": int(total), "finding_checks": [tuple(r) for r in checks],
+    return {"finding_count": sum(int(r[3]) for r in checks),
+            "finding_checks": [tuple(r) for r in checks],
             "finding_permits": [tuple(r)[:5] for r in permits],
             "finding_permit_rows": int(permits[0][5]) if permits else 0}
 
