@@ -523,7 +523,7 @@ _RUN_ROWS = (
     "md5(ST_AsEWKB(f.geom)) FROM checks.finding f WHERE f.run_id = {c} "
     "UNION ALL SELECT 'o', o.paragraph, o.check_code, o.outcome, o.permit_id, NULL, NULL, "
     "o.measured_value, o.limit_value, o.unit, o.message, "
-    "o.evaluated_count || '/' || o.finding_count FROM checks.outcome o WHERE o.run_id = {c}")
+    "o.evaluated_count || '/' || o.finding_count FROM checks.run_outcome({c}) o")
 
 
 def _check_run_difference(url: str, run_a: int, run_b: int) -> tuple[int, int]:

@@ -199,6 +199,9 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
     SELECT ps.permit_id FROM checks.permit_site ps
     WHERE ps.plan_area_id = p_plan_area_id
       AND (p_permit_ids IS NULL OR ps.permit_id IN (SELECT unnest(p_permit_ids)))
+  ), covered AS (  -- the run holds these permits' outcomes itself (revision 0046)
+    INSERT INTO checks.run_permit (run_id, permit_id, plan_area_id, outcome_run_id)
+    SELECT p_run_id, s.permit_id, p_plan_area_id, p_run_id FROM scope s
   ), ranked AS (
     -- the worst evaluation of each permit and check: a failure first, then a case not
     -- evaluated, then by the measure; among equals the first feature, parcel and message,
@@ -230,7 +233,30 @@ BEGIN  -- plpgsql: the temporary table exists only when it runs
 END $$;
 COMMENT ON FUNCTION checks.record_evaluations(bigint, integer, bigint[], boolean) IS
   'Records the evaluations of pg_temp.check_evaluation in a run: findings for the failures, '
-  'an outcome per permit in scope and catalogue check.';
+  'an outcome per permit in scope and catalogue check, and the permits as covered by the run '
+  'itself (checks.run_permit).';
+
+-- A run's outcomes: those it wrote for the permits it evaluated, and for the permits an
+-- incremental run carried over, those of the run that last evaluated them (checks.run_permit,
+-- revision 0046: referred to, not copied). run_id is the run asked about, outcome_run_id the
+-- run whose checks.outcome row it is.
+CREATE OR REPLACE FUNCTION checks.run_outcome(p_run_id bigint)
+RETURNS TABLE (run_id bigint, outcome_run_id bigint, outcome_id bigint, plan_area_id integer,
+               permit_id bigint, paragraph text, check_code text, outcome text,
+               measured_value numeric, limit_value numeric, unit text,
+               evaluated_count integer, finding_count integer, message text)
+LANGUAGE sql STABLE AS $$
+  SELECT rp.run_id, rp.outcome_run_id, o.outcome_id, o.plan_area_id, o.permit_id,
+         o.paragraph, o.check_code, o.outcome, o.measured_value, o.limit_value, o.unit,
+         o.evaluated_count, o.finding_count, o.message
+  FROM checks.run_permit rp
+  JOIN checks.outcome o ON o.run_id = rp.outcome_run_id AND o.permit_id = rp.permit_id
+  WHERE rp.run_id = p_run_id
+$$;
+COMMENT ON FUNCTION checks.run_outcome(bigint) IS
+  'The outcomes of a check run, one per permit it covers and check: its own for the permits '
+  'it evaluated, the run that last evaluated them for the permits it carried over '
+  '(outcome_run_id).';
 
 -- Close a run with its counts (from what it recorded, carried-over rows included), after
 -- the review step (sql/287: the findings' identities, new, re-opened and resolved ones).
@@ -240,8 +266,8 @@ LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   PERFORM checks.review_after_run(p_run_id);
   UPDATE checks.run r SET finished_at = clock_timestamp(),
-         permit_count = (SELECT count(DISTINCT o.permit_id) FROM checks.outcome o
-                         WHERE o.run_id = r.run_id),
+         permit_count = (SELECT count(*) FROM checks.run_permit rp
+                         WHERE rp.run_id = r.run_id),
          finding_count = f.n, error_count = f.errors, warning_count = f.warnings
   FROM (SELECT count(*) AS n, count(*) FILTER (WHERE severity = 'error') AS errors,
                count(*) FILTER (WHERE severity = 'warning') AS warnings
@@ -318,7 +344,8 @@ REVOKE ALL ON FUNCTION checks.current_checks(), checks.evaluation_query(boolean)
   checks.record_evaluations(bigint, integer, bigint[], boolean), checks.finish_run(bigint),
   checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
   checks.run_checks(integer, bigint, jsonb),
-  checks.stage_evaluations(uuid, integer, bigint[], boolean), checks.take_staged(uuid)
+  checks.stage_evaluations(uuid, integer, bigint[], boolean), checks.take_staged(uuid),
+  checks.run_outcome(bigint)
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION checks.current_checks(), checks.evaluation_query(boolean),
   checks.all_evaluations(integer, bigint[]),
@@ -326,9 +353,11 @@ GRANT EXECUTE ON FUNCTION checks.current_checks(), checks.evaluation_query(boole
   checks.record_evaluations(bigint, integer, bigint[], boolean), checks.finish_run(bigint),
   checks.oldest_open_transaction(), checks.start_run(integer, bigint, bigint, jsonb),
   checks.run_checks(integer, bigint, jsonb),
-  checks.stage_evaluations(uuid, integer, bigint[], boolean), checks.take_staged(uuid)
+  checks.stage_evaluations(uuid, integer, bigint[], boolean), checks.take_staged(uuid),
+  checks.run_outcome(bigint)
   TO rulem_etl;
-GRANT SELECT, INSERT ON checks.run, checks.finding, checks.outcome TO rulem_etl;
+GRANT SELECT, INSERT ON checks.run, checks.finding, checks.outcome, checks.run_permit
+  TO rulem_etl;
 GRANT SELECT, INSERT, DELETE ON checks.buffer_site_cache TO rulem_etl;
 GRANT SELECT, INSERT, DELETE ON checks.evaluation_stage TO rulem_etl;
 GRANT UPDATE ON checks.run TO rulem_etl;

@@ -2,7 +2,8 @@
 -- changed since the run before and carry the others' findings and outcomes over, so a night
 -- costs in proportion to what changed (docs/checks.md, "Incremental runs": the table of which
 -- change reaches which permits, and why). The result is the same as a full run: every permit
--- in scope has its outcomes in the new run, and pub.finding reads it like any plan-wide run.
+-- in scope is covered by the new run (its outcomes through checks.run_permit, its findings
+-- copied), and pub.finding and pub.permit_compliance read it like any plan-wide run.
 --
 -- What counts as a change, and whom it touches (when in doubt, more permits):
 --   a permit, or any feature that belongs to one    that permit (old and new owner)
@@ -612,7 +613,10 @@ COMMENT ON FUNCTION checks.plan_checks_since(integer, bigint) IS
 -- two billion comparisons for a state's 500,000 outcomes. Each copied finding names its
 -- source (carried_from_id), so the review links it to the source's identity instead of
 -- keying it again (checks.review_after_run, sql/287); in the source's order, the order the
--- keys number a permit's like findings in.
+-- keys number a permit's like findings in. The outcomes are referred to, not copied
+-- (checks.run_permit, revision 0046): a run covers such a permit with the outcomes of the run
+-- that last evaluated it, 20,000 rows at state size instead of 1.1 million. The run's
+-- findings are copied: the review and staff read a run's findings as its own rows.
 CREATE OR REPLACE FUNCTION checks.carry_over(p_run_id bigint, p_plan_area_id integer,
                                              p_base_run_id bigint, p_permit_ids bigint[],
                                              p_district boolean)
@@ -630,19 +634,16 @@ RETURNS void LANGUAGE sql VOLATILE SET jit = off AS $$
              AND f.permit_id IN (SELECT s.permit_id
                                  FROM checks.permits_in_scope(p_plan_area_id) s)))
   ORDER BY f.finding_id;
-  INSERT INTO checks.outcome (run_id, plan_area_id, permit_id, paragraph, check_code,
-                              outcome, measured_value, limit_value, unit, evaluated_count,
-                              finding_count, message)
-  SELECT p_run_id, o.plan_area_id, o.permit_id, o.paragraph, o.check_code, o.outcome,
-         o.measured_value, o.limit_value, o.unit, o.evaluated_count, o.finding_count,
-         o.message
-  FROM checks.outcome o
-  WHERE o.run_id = p_base_run_id AND o.permit_id NOT IN (SELECT unnest(p_permit_ids))
-    AND o.permit_id IN (SELECT s.permit_id FROM checks.permits_in_scope(p_plan_area_id) s);
+  INSERT INTO checks.run_permit (run_id, permit_id, plan_area_id, outcome_run_id)
+  SELECT p_run_id, b.permit_id, b.plan_area_id, b.outcome_run_id
+  FROM checks.run_permit b
+  WHERE b.run_id = p_base_run_id AND b.permit_id NOT IN (SELECT unnest(p_permit_ids))
+    AND b.permit_id IN (SELECT s.permit_id FROM checks.permits_in_scope(p_plan_area_id) s);
 $$;
 COMMENT ON FUNCTION checks.carry_over(bigint, integer, bigint, bigint[], boolean) IS
-  'Copies a base run''s findings and outcomes of the permits in scope not evaluated again '
-  '(and of the District projects unless evaluated again) into a run.';
+  'Carries a base run''s results of the permits in scope not evaluated again into a run: '
+  'copies their findings (and the District projects'' unless evaluated again), and covers '
+  'them with the outcomes the base run had for them (checks.run_permit).';
 
 -- The nightly's check run: evaluate what changed since the base run, carry over the rest.
 -- Returns the run that now holds the plan area's results: the base run itself when nothing

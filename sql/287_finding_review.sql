@@ -17,7 +17,8 @@
 -- resolved.
 --
 -- A run covers a finding when it looked at the finding's permit and check: it has an outcome
--- for them (evaluated, or carried over by an incremental run, sql/285); for a finding without
+-- for them (evaluated, or carried over by an incremental run, sql/285: checks.run_outcome,
+-- through checks.run_permit); for a finding without
 -- a permit (District projects, the plan area) when the run is plan-wide and the check current.
 -- A finding absent from a run that did not cover it is left as it is.
 --
@@ -431,8 +432,10 @@ BEGIN
                                  WHERE rc.paragraph = c.paragraph
                                    AND rc.check_code = c.check_code
                                    AND rc.retired_at IS NULL)
-                ELSE EXISTS (SELECT 1 FROM checks.outcome o
-                             WHERE o.run_id = p_run_id AND o.permit_id = c.permit_id
+                ELSE EXISTS (SELECT 1 FROM checks.run_permit rp
+                             JOIN checks.outcome o ON o.run_id = rp.outcome_run_id
+                                                  AND o.permit_id = rp.permit_id
+                             WHERE rp.run_id = p_run_id AND rp.permit_id = c.permit_id
                                AND o.paragraph = c.paragraph
                                AND o.check_code = c.check_code) END
     RETURNING c.finding_case_id

@@ -103,23 +103,26 @@ COMMENT ON COLUMN pub.finding.review_measure IS
 CREATE VIEW pub.permit_compliance AS
 SELECT o.plan_area_id, o.permit_id, p.permit_no, o.paragraph, o.check_code, c.sort_order,
        c.title, c.severity, o.outcome, o.measured_value, o.limit_value, o.unit,
-       o.evaluated_count, o.finding_count, o.message, o.run_id, r.finished_at AS checked_at,
+       o.evaluated_count, o.finding_count, o.message, rp.run_id, r.finished_at AS checked_at,
        (SELECT count(*) FROM checks.finding f
         JOIN checks.finding_occurrence fo ON fo.finding_id = f.finding_id
         JOIN checks.finding_case fc ON fc.finding_case_id = fo.finding_case_id
-        WHERE f.run_id = o.run_id AND f.permit_id = o.permit_id AND f.paragraph = o.paragraph
+        WHERE f.run_id = rp.run_id AND f.permit_id = o.permit_id AND f.paragraph = o.paragraph
           AND f.check_code = o.check_code AND f.severity = 'error'
           AND fc.review_state = 'open') AS open_errors,
        format('%s|%s|%s', coalesce(o.permit_id::text, 'plan'), o.paragraph, o.check_code)
          AS row_key
-FROM checks.outcome o
-JOIN checks.run r ON r.run_id = o.run_id
+-- the permits the latest run covers, with the outcomes of the run that last evaluated each
+-- (itself, or an earlier run whose outcomes an incremental run carried over: sql/285)
+FROM checks.run_permit rp
+JOIN checks.outcome o ON o.run_id = rp.outcome_run_id AND o.permit_id = rp.permit_id
+JOIN checks.run r ON r.run_id = rp.run_id
 JOIN checks.rule_check c ON c.paragraph = o.paragraph AND c.check_code = o.check_code
 LEFT JOIN core.permit p ON p.permit_id = o.permit_id AND p.valid_to IS NULL
-WHERE o.run_id = (
+WHERE rp.run_id = (
   SELECT max(r2.run_id) FROM checks.run r2
-  WHERE r2.plan_area_id = o.plan_area_id AND r2.finished_at IS NOT NULL
-    AND (r2.permit_id IS NULL OR r2.permit_id = o.permit_id));
+  WHERE r2.plan_area_id = rp.plan_area_id AND r2.finished_at IS NOT NULL
+    AND (r2.permit_id IS NULL OR r2.permit_id = rp.permit_id));
 
 COMMENT ON VIEW pub.permit_compliance IS
   'One row per permit and Rule M check of the permit''s latest check run: pass, fail, '

@@ -407,4 +407,23 @@ def define(md: sa.MetaData, srid: int) -> None:
         comment="Outcome of every check for every permit of a run: pass, fail, not evaluated "
                 "or not applicable.",
     )
+    # Revision 0046: an incremental run refers to the outcomes of the permits it carries over
+    # instead of copying them (1.1 million rows a night at state size, sql/285).
+    sa.Table(
+        "run_permit", md,
+        sa.Column("run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"),
+                  primary_key=True, comment="Check run."),
+        sa.Column("permit_id", sa.BigInteger, primary_key=True,
+                  comment="A permit the run covers (in its scope: evaluated or carried over)."),
+        sa.Column("plan_area_id", sa.Integer, nullable=False, comment="Plan area."),
+        sa.Column("outcome_run_id", sa.BigInteger, sa.ForeignKey("checks.run.run_id"),
+                  nullable=False,
+                  comment="The run whose checks.outcome rows are this run's outcomes of the "
+                          "permit: the run itself when it evaluated the permit, else the run "
+                          "that last did (an incremental run carried them over)."),
+        sa.CheckConstraint("outcome_run_id <= run_id", name="outcome_run_not_later"),
+        schema="checks",
+        comment="The permits each check run covers and which run holds each one's outcomes "
+                "(checks.run_outcome reads a run's outcomes through it).",
+    )
     _finding_review(md)

@@ -57,7 +57,7 @@ def _results(engine: sa.Engine, run_id: int) -> tuple[set, set]:
     with engine.connect() as conn:
         outcomes = set(conn.execute(sa.text(
             "SELECT permit_id, paragraph, check_code, outcome, measured_value, limit_value, "
-            "evaluated_count, finding_count, message FROM checks.outcome WHERE run_id = :r"),
+            "evaluated_count, finding_count, message FROM checks.run_outcome(:r)"),
             {"r": run_id}).all())
         findings = set(conn.execute(sa.text(
             "SELECT permit_id, paragraph, check_code, severity, parcel_id, feature_id, "
@@ -93,7 +93,7 @@ def test_a_changed_permit_is_evaluated_again_and_the_other_carried_over(engine) 
     assert _results(engine, inc) == _results(engine, full)
     with engine.connect() as conn:  # 2(a) of 25-002 went from "not required" to "required"
         before, after = (conn.execute(sa.text(
-            "SELECT outcome FROM checks.outcome WHERE run_id = :r AND permit_id = :p "
+            "SELECT outcome FROM checks.run_outcome(:r) WHERE permit_id = :p "
             "AND check_code = 'applicability'"), {"r": r, "p": ids["p2"]}).scalar_one()
             for r in (base, inc))
     assert (before, after) == ("fail", "pass")
@@ -116,6 +116,48 @@ def test_carried_over_findings_show_in_pub_finding(engine) -> None:
             {"r": base, "p": ids["p2"]}).scalar_one()
     assert shown == [inc]
     assert carried == before >= 1  # 25-002's "no 2(a) trigger" warning, carried over
+
+
+def _compliance(engine: sa.Engine) -> set[tuple]:
+    with engine.connect() as conn:
+        return set(conn.execute(sa.text(
+            "SELECT run_id, permit_id, paragraph, check_code, outcome, measured_value, "
+            "limit_value, evaluated_count, finding_count, message, open_errors "
+            "FROM pub.permit_compliance")).all())
+
+
+def test_carried_over_outcomes_are_referred_to_not_copied(engine) -> None:
+    """A run covers the permits it carries over with the outcomes of the run that last
+    evaluated them (checks.run_permit), through any number of incremental runs; it writes
+    outcomes only for the permits it evaluates, and pub.permit_compliance shows the same rows
+    as when every run copied them: the latest run's id, the outcomes as evaluated."""
+    ids = _plan(engine)
+    base = _full(engine)
+    with engine.begin() as conn:
+        s.impact(conn, ids["p1"], "fill", (100, 0, 150, 50), "i4")
+    first = _since(engine, base)
+    with engine.begin() as conn:
+        s.impact(conn, ids["p1"], "fill", (150, 0, 200, 50), "i5")
+    second = _since(engine, first)
+    with engine.connect() as conn:
+        written = dict(conn.execute(sa.text(
+            "SELECT run_id, array_agg(DISTINCT permit_id) FROM checks.outcome "
+            "GROUP BY run_id")).all())
+        covered = conn.execute(sa.text(
+            "SELECT permit_id, outcome_run_id FROM checks.run_permit WHERE run_id = :r "
+            "ORDER BY permit_id"), {"r": second}).all()
+        counts = conn.execute(sa.text(
+            "SELECT permit_count, rechecked_count FROM checks.run WHERE run_id = :r"),
+            {"r": second}).one()
+    assert written == {base: sorted([ids["p1"], ids["p2"]]), first: [ids["p1"]],
+                       second: [ids["p1"]]}
+    assert covered == [(ids["p1"], second), (ids["p2"], base)]  # 25-002: still the base's
+    assert tuple(counts) == (2, 1)
+    shown = _compliance(engine)
+    assert {r.run_id for r in shown} == {second}
+    assert _results(engine, second)[0] == _results(engine, _full(engine))[0]
+    # the full run just made shows the same rows under its own id
+    assert {r[1:] for r in _compliance(engine)} == {r[1:] for r in shown}
 
 
 def test_a_wetland_change_rechecks_the_permits_near_it_only(engine) -> None:

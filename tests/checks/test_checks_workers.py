@@ -45,7 +45,7 @@ def _results(engine: sa.Engine, run_id: int) -> tuple[set, set]:
     with engine.connect() as conn:
         outcomes = set(conn.execute(sa.text(
             "SELECT permit_id, paragraph, check_code, outcome, measured_value, limit_value, "
-            "evaluated_count, finding_count, message FROM checks.outcome WHERE run_id = :r"),
+            "evaluated_count, finding_count, message FROM checks.run_outcome(:r)"),
             {"r": run_id}).all())
         findings = set(conn.execute(sa.text(
             "SELECT permit_id, paragraph, check_code, severity, parcel_id, feature_id, "

@@ -32,7 +32,7 @@ FINDINGS = ("SELECT f.paragraph, f.check_code, f.severity, f.permit_id, f.parcel
             "WHERE f.run_id = :c ORDER BY 1, 2, 4, 5, 6, 7, 10, 11")
 OUTCOMES = ("SELECT o.permit_id, o.paragraph, o.check_code, o.outcome, o.measured_value, "
             "o.limit_value, o.unit, o.evaluated_count, o.finding_count, o.message "
-            "FROM checks.outcome o WHERE o.run_id = :c ORDER BY 1, 2, 3")
+            "FROM checks.run_outcome(:c) o ORDER BY 1, 2, 3")
 SEEN = ("SELECT finding_key, paragraph, check_code, severity, permit_no, pin, measured_value, "
         "limit_value, unit, message FROM ops.run_finding "
         "WHERE run_id = ops.findings_seen_in(:r) ORDER BY finding_key")
