@@ -176,6 +176,9 @@ def test_long_lists_in_the_page_stop_at_max_rows(db_url, engine, tmp_path, monke
     assert findings > 1 and len(by_check) > 1
     assert f"<h3>Every finding ({findings})</h3>" in page
     assert f"First 1 of {findings} findings" in page
+    # a first run: every finding is new, the section counted by the server and cut
+    assert f"<h3>New findings ({findings})</h3>" in page
+    assert page.count(f"First 1 of {findings} findings") == 2
     assert "First 1 of 2 permits" in page and "<h3>Permits (2)</h3>" in page
     assert all(code in page for code, _ in by_check)  # every check, not cut
     with (summary.report_path.parent / "permit_balance.csv").open() as f:
