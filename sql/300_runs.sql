@@ -293,21 +293,33 @@ LANGUAGE sql STABLE AS $$
           WHERE f.run_id = src.cur AND src.cur IS DISTINCT FROM src.prev),
   prev AS (SELECT f.* FROM ops.run_finding f, src
            WHERE f.run_id = src.prev AND src.cur IS DISTINCT FROM src.prev)
-  SELECT 'new', c.finding_key, c.paragraph, c.check_code, c.severity, c.permit_no, c.pin,
-         c.measured_value, c.limit_value, c.unit, c.message
-  FROM cur c WHERE NOT EXISTS (SELECT 1 FROM prev p WHERE p.finding_key = c.finding_key)
-  UNION ALL
-  SELECT 'resolved', p.finding_key, p.paragraph, p.check_code, p.severity, p.permit_no, p.pin,
-         p.measured_value, p.limit_value, p.unit, p.message
-  FROM prev p WHERE NOT EXISTS (SELECT 1 FROM cur c WHERE c.finding_key = p.finding_key)
-  UNION ALL
-  SELECT 'changed', c.finding_key, c.paragraph, c.check_code, c.severity, c.permit_no, c.pin,
-         c.measured_value, c.limit_value, c.unit,
-         c.message || ' (was: ' || coalesce(p.measured_value::text, '-') || ' '
-           || coalesce(p.unit, '') || ', limit ' || coalesce(p.limit_value::text, '-') || ')'
-  FROM cur c JOIN prev p ON p.finding_key = c.finding_key
-  WHERE c.measured_value IS DISTINCT FROM p.measured_value
-     OR c.limit_value IS DISTINCT FROM p.limit_value OR c.severity IS DISTINCT FROM p.severity
+  -- one pass over both runs' rows (a key is one row of a run): a state's 240,000 findings
+  -- twice, where three passes (new, resolved, changed) were 1.8 s
+  SELECT x.* FROM (
+    SELECT CASE WHEN p.finding_key IS NULL THEN 'new' WHEN c.finding_key IS NULL THEN 'resolved'
+                ELSE 'changed' END AS change,
+           coalesce(c.finding_key, p.finding_key) AS finding_key,
+           CASE WHEN c.finding_key IS NULL THEN p.paragraph ELSE c.paragraph END AS paragraph,
+           CASE WHEN c.finding_key IS NULL THEN p.check_code ELSE c.check_code END
+             AS check_code,
+           CASE WHEN c.finding_key IS NULL THEN p.severity ELSE c.severity END AS severity,
+           CASE WHEN c.finding_key IS NULL THEN p.permit_no ELSE c.permit_no END AS permit_no,
+           CASE WHEN c.finding_key IS NULL THEN p.pin ELSE c.pin END AS pin,
+           CASE WHEN c.finding_key IS NULL THEN p.measured_value ELSE c.measured_value END
+             AS measured_value,
+           CASE WHEN c.finding_key IS NULL THEN p.limit_value ELSE c.limit_value END
+             AS limit_value,
+           CASE WHEN c.finding_key IS NULL THEN p.unit ELSE c.unit END AS unit,
+           CASE WHEN c.finding_key IS NULL THEN p.message
+                WHEN p.finding_key IS NULL THEN c.message
+                ELSE c.message || ' (was: ' || coalesce(p.measured_value::text, '-') || ' '
+                     || coalesce(p.unit, '') || ', limit '
+                     || coalesce(p.limit_value::text, '-') || ')' END AS message
+    FROM cur c FULL JOIN prev p ON p.finding_key = c.finding_key
+    WHERE c.finding_key IS NULL OR p.finding_key IS NULL
+       OR c.measured_value IS DISTINCT FROM p.measured_value
+       OR c.limit_value IS DISTINCT FROM p.limit_value OR c.severity IS DISTINCT FROM p.severity
+  ) x
   ORDER BY 1, 6, 3, 4, 2
 $$;
 COMMENT ON FUNCTION ops.run_finding_change(bigint) IS

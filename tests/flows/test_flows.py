@@ -186,28 +186,37 @@ def test_long_lists_in_the_page_stop_at_max_rows(db_url, engine, tmp_path, monke
 
 
 def test_finding_changes_by_hand(db_url, engine):
-    """ops.run_finding_change compares two runs' findings by key: new and resolved."""
+    """ops.run_finding_change compares two runs' findings by key: new, resolved, and changed
+    (the same key measured otherwise: this run's row, with what it was); a key measured the
+    same is no change."""
     plan = runs.plan_area(db_url, None)
     ids = []
-    for keys in (("a", "b"), ("b", "c")):
+    runs_keys = ((("a", 5, "P-1"), ("b", 5, "P-2"), ("d", 3, "P-4")),
+                 (("b", 5, "P-2"), ("c", 7, "P-3"), ("d", 4, "P-4")))
+    for keys in runs_keys:
         with runs.ReconcileLock(db_url, plan) as lock:
             run_id = lock.start_run("nightly_reconciliation", "api")
         with engine.begin() as conn:
-            for k in keys:
+            for k, measured, permit in keys:
                 conn.execute(sa.text(
                     "INSERT INTO ops.run_finding (run_id, finding_key, paragraph, check_code, "
-                    "message) VALUES (:r, :k, '6(c)', 'buffer_min_width', :k)"),
-                    {"r": run_id, "k": k})
+                    "severity, permit_no, measured_value, limit_value, unit, message) "
+                    "VALUES (:r, :k, '6(c)', 'buffer_min_width', 'error', :p, :m, 8, 'ft', "
+                    ":k)"), {"r": run_id, "k": k, "m": measured, "p": permit})
             conn.execute(sa.text("UPDATE ops.run SET status = 'done' WHERE run_id = :r"),
                          {"r": run_id})
         ids.append(run_id)
     with engine.connect() as conn:
         rows = conn.execute(sa.text(
-            "SELECT change, finding_key FROM ops.run_finding_change(:r)"), {"r": ids[1]}).all()
+            "SELECT change, finding_key, permit_no, measured_value, message "
+            "FROM ops.run_finding_change(:r)"), {"r": ids[1]}).all()
         previous = conn.execute(sa.text("SELECT previous_run_id FROM ops.run WHERE run_id = :r"),
                                 {"r": ids[1]}).scalar_one()
     assert previous == ids[0]
-    assert sorted(tuple(r) for r in rows) == [("new", "c"), ("resolved", "a")]
+    assert [tuple(r) for r in rows] == [  # in the function's order: change, permit
+        ("changed", "d", "P-4", 4, "d (was: 3 ft, limit 8)"),
+        ("new", "c", "P-3", 7, "c"),
+        ("resolved", "a", "P-1", 5, "a")]
 
 
 def test_a_failing_step_marks_the_run_failed(db_url, engine, tmp_path):
