@@ -1,5 +1,5 @@
--- 281_outcome_references: the references of checks.outcome and checks.finding, checked once
--- per statement.
+-- 281_outcome_references: the references of checks.outcome, checks.finding and
+-- checks.finding_occurrence, checked once per statement.
 -- Why: a check run records an outcome per permit and catalogue check (72,000 rows on the
 -- county) and its findings (8,600-11,500); four foreign keys of the outcomes and six of the
 -- findings (0.4 s) checked them row by row. The outcomes' four foreign keys (run, plan area, permit, rule check) checked them with one query
@@ -117,3 +117,68 @@ DROP TRIGGER IF EXISTS finding_references_update ON checks.finding;
 CREATE TRIGGER finding_references_update AFTER UPDATE ON checks.finding
   REFERENCING NEW TABLE AS new_findings
   FOR EACH STATEMENT EXECUTE FUNCTION checks.finding_references();
+
+-- A finding's occurrence (checks.finding_occurrence, which identity a run's finding row is):
+-- finding_id a finding of the row's run, finding_case_id an identity of that finding's plan
+-- area, run_id a check run (implied by the finding's). Revision 0047: three foreign keys
+-- checked them row by row and locked the finding and the identity each row named, 6.8 s for
+-- the 239,000 findings a state-size run links (1.1 s without them); these joins check the
+-- same, and more (the run and plan area must agree). What they reference is never deleted:
+-- checks.finding and checks.finding_case refuse deletes (checks.refuse_delete below), runs
+-- are referenced by the findings' identities.
+CREATE OR REPLACE FUNCTION checks.occurrence_references() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, checks, pg_temp AS $$
+DECLARE
+  bad record;
+BEGIN
+  -- one pass, a lookup of each row's finding and identity by their keys (0.7 s for 239,000
+  -- rows; a query per reference was 1.2 s)
+  SELECT n.finding_id, n.run_id, n.finding_case_id, f.plan_area_id,
+         f.finding_id IS NULL OR f.run_id IS DISTINCT FROM n.run_id AS bad_finding INTO bad
+  FROM new_occurrences n
+  LEFT JOIN checks.finding f ON f.finding_id = n.finding_id
+  LEFT JOIN checks.finding_case c ON c.finding_case_id = n.finding_case_id
+  WHERE f.finding_id IS NULL OR f.run_id IS DISTINCT FROM n.run_id
+     OR c.finding_case_id IS NULL OR c.plan_area_id IS DISTINCT FROM f.plan_area_id
+  LIMIT 1;
+  IF FOUND AND bad.bad_finding THEN
+    RAISE EXCEPTION 'checks.finding_occurrence: finding_id % is not a finding of check run %',
+      bad.finding_id, bad.run_id USING ERRCODE = 'foreign_key_violation';
+  ELSIF FOUND THEN
+    RAISE EXCEPTION 'checks.finding_occurrence: finding_case_id % is not a finding of plan '
+      'area %', bad.finding_case_id, bad.plan_area_id USING ERRCODE = 'foreign_key_violation';
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION checks.occurrence_references() IS
+  'Statement trigger of checks.finding_occurrence: refuses in one line an occurrence whose '
+  'finding is not of its run, or whose identity is not of the finding''s plan area '
+  '(set-based, in place of per-row foreign keys).';
+
+DROP TRIGGER IF EXISTS occurrence_references ON checks.finding_occurrence;
+CREATE TRIGGER occurrence_references AFTER INSERT ON checks.finding_occurrence
+  REFERENCING NEW TABLE AS new_occurrences
+  FOR EACH STATEMENT EXECUTE FUNCTION checks.occurrence_references();
+
+DROP TRIGGER IF EXISTS occurrence_references_update ON checks.finding_occurrence;
+CREATE TRIGGER occurrence_references_update AFTER UPDATE ON checks.finding_occurrence
+  REFERENCING NEW TABLE AS new_occurrences
+  FOR EACH STATEMENT EXECUTE FUNCTION checks.occurrence_references();
+
+-- Findings and their identities are a record: never deleted (the occurrences refer to both
+-- without a foreign key, and staff's reviews hang on the identities).
+CREATE OR REPLACE FUNCTION checks.refuse_delete() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION '%.%: check results are a record and are not deleted', TG_TABLE_SCHEMA,
+    TG_TABLE_NAME USING ERRCODE = 'insufficient_privilege';
+END $$;
+COMMENT ON FUNCTION checks.refuse_delete() IS
+  'Statement trigger: refuses DELETE and TRUNCATE of check findings and their identities.';
+
+DROP TRIGGER IF EXISTS finding_no_delete ON checks.finding;
+CREATE TRIGGER finding_no_delete BEFORE DELETE OR TRUNCATE ON checks.finding
+  FOR EACH STATEMENT EXECUTE FUNCTION checks.refuse_delete();
+DROP TRIGGER IF EXISTS finding_case_no_delete ON checks.finding_case;
+CREATE TRIGGER finding_case_no_delete BEFORE DELETE OR TRUNCATE ON checks.finding_case
+  FOR EACH STATEMENT EXECUTE FUNCTION checks.refuse_delete();

@@ -1,6 +1,7 @@
-"""checks.outcome's references are checked per statement (sql/281, revision 0028), not by
-foreign keys: a good row is taken, and each kind of bad reference is refused in one line that
-names it, leaving the table as it was."""
+"""checks.outcome's, checks.finding's and checks.finding_occurrence's references are checked
+per statement (sql/281, revisions 0028 and 0047), not by foreign keys: a good row is taken, and
+each kind of bad reference is refused in one line that names it, leaving the table as it was.
+Findings and their identities, which occurrences name without a key, are never deleted."""
 
 from __future__ import annotations
 
@@ -88,3 +89,77 @@ def test_a_finding_with_a_bad_reference_is_refused(engine, refs, change, message
         expected = 0
     with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM checks.finding")).scalar_one() == expected
+
+
+OCCURRENCE = ("INSERT INTO checks.finding_occurrence (finding_id, finding_case_id, run_id) "
+              "VALUES (:finding, :case, :run)")
+
+
+@pytest.fixture
+def found(engine: sa.Engine, refs: dict[str, object]) -> dict[str, object]:
+    """A finding of the run and an identity of its plan area, and another run and plan area."""
+    with engine.begin() as conn:
+        finding = conn.execute(sa.text(FINDING + " RETURNING finding_id"), refs).scalar_one()
+        case = conn.execute(sa.text(
+            "INSERT INTO checks.finding_case (plan_area_id, finding_key, paragraph, check_code, "
+            "first_found_at, first_run_id, last_run_id) "
+            "VALUES (:plan, 'k', :paragraph, :check, now(), :run, :run) "
+            "RETURNING finding_case_id"), refs).scalar_one()
+        other_run = conn.execute(sa.text("INSERT INTO checks.run (plan_area_id) VALUES (:p) "
+                                         "RETURNING run_id"), {"p": refs["plan"]}).scalar_one()
+        other_plan = conn.execute(sa.text(
+            "INSERT INTO core.plan_area (code, name) VALUES ('OTHER', 'Other') "
+            "RETURNING plan_area_id")).scalar_one()
+        other_case = conn.execute(sa.text(
+            "INSERT INTO checks.finding_case (plan_area_id, finding_key, paragraph, check_code, "
+            "first_found_at, first_run_id, last_run_id) "
+            "VALUES (:plan, 'k', :paragraph, :check, now(), :run, :run) "
+            "RETURNING finding_case_id"), {**refs, "plan": other_plan}).scalar_one()
+    return {"finding": finding, "case": case, "run": refs["run"], "other_run": other_run,
+            "other_case": other_case}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({}, None),
+    ({"finding": 999999},
+     r"^checks\.finding_occurrence: finding_id 999999 is not a finding of check run \d+"),
+    ({"run": "other_run"},
+     r"^checks\.finding_occurrence: finding_id \d+ is not a finding of check run \d+"),
+    ({"case": 999999},
+     r"^checks\.finding_occurrence: finding_case_id 999999 is not a finding of plan area"),
+    ({"case": "other_case"},
+     r"^checks\.finding_occurrence: finding_case_id \d+ is not a finding of plan area"),
+])
+def test_an_occurrence_with_a_bad_reference_is_refused(engine, found, change, message):
+    row = {k: found[k] for k in ("finding", "case", "run")}
+    row.update({k: found[v] if isinstance(v, str) else v for k, v in change.items()})
+    if message is None:
+        with engine.begin() as conn:
+            conn.execute(sa.text(OCCURRENCE), row)
+        expected = 1
+    else:
+        with pytest.raises(sa.exc.IntegrityError) as refused, engine.begin() as conn:
+            conn.execute(sa.text(OCCURRENCE), row)
+        first = str(refused.value.orig).splitlines()[0]
+        assert re.match(message, first), first
+        expected = 0
+    with engine.connect() as conn:
+        assert conn.execute(sa.text(
+            "SELECT count(*) FROM checks.finding_occurrence")).scalar_one() == expected
+
+
+@pytest.mark.parametrize("statement", [
+    "DELETE FROM checks.finding", "TRUNCATE checks.finding CASCADE",
+    "DELETE FROM checks.finding_case", "TRUNCATE checks.finding_case CASCADE",
+])
+def test_findings_and_their_identities_are_not_deleted(engine, found, statement):
+    """Even by the database's owner: what the occurrences and reviews name stays."""
+    with engine.begin() as conn:
+        conn.execute(sa.text(OCCURRENCE), {k: found[k] for k in ("finding", "case", "run")})
+    with pytest.raises(sa.exc.DBAPIError, match="check results are a record"), \
+            engine.begin() as conn:
+        conn.execute(sa.text(statement))
+    with engine.connect() as conn:
+        assert conn.execute(sa.text(
+            "SELECT (SELECT count(*) FROM checks.finding), "
+            "(SELECT count(*) FROM checks.finding_case)")).one() == (1, 2)
