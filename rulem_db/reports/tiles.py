@@ -86,19 +86,23 @@ class Frame:
 def _parcels(conn: sa.Connection, plan_area_id: int, seen: int | None,
              boxes: list[tuple[float, float, float, float]]):  # -> gpd.GeoDataFrame
     """The current parcels whose box meets one of some ground boxes, with the status the
-    snapshot kept, in parcel order (the drawing order)."""
+    snapshot kept, in parcel order (the drawing order). The ids are found once, in a
+    materialized step: as a semi-join in a parallel plan every process searched the spatial
+    index for every box (62,000 searches for a state's 20,700 boxes, 4.1 s; 3.1 s now)."""
     from rulem_db.reports.frames import read_geo as _read_geo
 
     return _read_geo(conn, (
-        "SELECT p.parcel_id, coalesce(s.status, 'none') AS status, ST_AsEWKB(p.geom) AS geom "
-        "FROM core.parcel p "
-        "LEFT JOIN ops.run_parcel_balance s ON s.run_id = :seen AND s.parcel_id = p.parcel_id "
-        "WHERE p.valid_to IS NULL AND p.plan_area_id = :p AND p.parcel_id IN ("
-        "  SELECT q.parcel_id FROM unnest(CAST(:x0 AS float8[]), CAST(:y0 AS float8[]),"
-        "    CAST(:x1 AS float8[]), CAST(:y1 AS float8[])) b(x0, y0, x1, y1)"
+        "WITH near AS MATERIALIZED ("
+        "  SELECT DISTINCT q.parcel_id FROM unnest(CAST(:x0 AS float8[]),"
+        "    CAST(:y0 AS float8[]), CAST(:x1 AS float8[]), CAST(:y1 AS float8[]))"
+        "    b(x0, y0, x1, y1)"
         "  JOIN core.parcel q"
         "    ON q.geom && ST_MakeEnvelope(b.x0, b.y0, b.x1, b.y1, ops.working_srid())"
         "  WHERE q.valid_to IS NULL AND q.plan_area_id = :p) "
+        "SELECT p.parcel_id, coalesce(s.status, 'none') AS status, ST_AsEWKB(p.geom) AS geom "
+        "FROM near JOIN core.parcel p ON p.parcel_id = near.parcel_id "
+        "LEFT JOIN ops.run_parcel_balance s ON s.run_id = :seen AND s.parcel_id = p.parcel_id "
+        "WHERE p.valid_to IS NULL AND p.plan_area_id = :p "
         "ORDER BY p.parcel_id"),
         {"seen": seen or -1, "p": plan_area_id, "x0": [float(b[0]) for b in boxes],
          "y0": [float(b[1]) for b in boxes], "x1": [float(b[2]) for b in boxes],
