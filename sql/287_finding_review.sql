@@ -17,9 +17,9 @@
 -- resolved.
 --
 -- A run covers a finding when it looked at the finding's permit and check: it has an outcome
--- for them (evaluated, or carried over by an incremental run, sql/285: checks.run_outcome,
--- through checks.run_permit); for a finding without
--- a permit (District projects, the plan area) when the run is plan-wide and the check current.
+-- for them (evaluated, or carried over by an incremental run, sql/285, through
+-- checks.run_permit); for a finding without a permit (District projects, the plan area) when
+-- the run is plan-wide and the check current.
 -- A finding absent from a run that did not cover it is left as it is.
 --
 -- A waiver does not survive a resolve: when a resolved finding is found again it is open
