@@ -304,12 +304,29 @@ def _read_parcels_ahead(url: str, run_id: int, plan: runs.PlanArea) -> None:
         with dbmod.connect(url) as conn:
             # a large plan area's report reads no parcel polygons (the kept raster is
             # redrawn where parcels changed: rulem_db.reports.tiles)
-            moved = (prefetch.balances_moved(conn, run_id)
-                     and drawn_as_vectors(parcel_count(conn, plan.plan_area_id)))
-        if moved:
+            moved = prefetch.balances_moved(conn, run_id)
+            vectors = moved and drawn_as_vectors(parcel_count(conn, plan.plan_area_id))
+        if vectors:
             prefetch.start(url, run_id, plan.plan_area_id)
+        if moved:  # a full report follows: its drawing modules load while the checks run
+            threading.Thread(target=_load_drawing_modules, name="rulem-report-modules",
+                             daemon=True).start()
     except Exception as exc:  # never fails the run
         runs_logger().warning("run %s: parcels not read ahead: %s", run_id, exc)
+
+
+def _load_drawing_modules() -> None:
+    """Import what a full report draws and writes with (matplotlib, geopandas, pyogrio: 1.5 s
+    of a county's night when the report imported them after the checks). The report's own
+    import waits for this one if it is still under way; a failure here is the report's to
+    meet and name."""
+    try:
+        import pyogrio  # noqa: F401
+
+        import rulem_db.reports.map  # noqa: F401
+        import rulem_db.reports.tiles  # noqa: F401
+    except Exception:  # the report imports them again and says what is wrong
+        return
 
 
 def _forget_parcels_ahead(url: str, run_id: int) -> None:
