@@ -95,26 +95,23 @@ OCCURRENCE = ("INSERT INTO checks.finding_occurrence (finding_id, finding_case_i
               "VALUES (:finding, :case, :run)")
 
 
+CASE = ("INSERT INTO checks.finding_case (plan_area_id, finding_key, paragraph, check_code, "
+        "first_found_at, first_run_id, last_run_id) "
+        "VALUES (:plan, 'k', :paragraph, :check, now(), :run, :run) RETURNING finding_case_id")
+
+
 @pytest.fixture
 def found(engine: sa.Engine, refs: dict[str, object]) -> dict[str, object]:
     """A finding of the run and an identity of its plan area, and another run and plan area."""
     with engine.begin() as conn:
         finding = conn.execute(sa.text(FINDING + " RETURNING finding_id"), refs).scalar_one()
-        case = conn.execute(sa.text(
-            "INSERT INTO checks.finding_case (plan_area_id, finding_key, paragraph, check_code, "
-            "first_found_at, first_run_id, last_run_id) "
-            "VALUES (:plan, 'k', :paragraph, :check, now(), :run, :run) "
-            "RETURNING finding_case_id"), refs).scalar_one()
+        case = conn.execute(sa.text(CASE), refs).scalar_one()
         other_run = conn.execute(sa.text("INSERT INTO checks.run (plan_area_id) VALUES (:p) "
                                          "RETURNING run_id"), {"p": refs["plan"]}).scalar_one()
         other_plan = conn.execute(sa.text(
             "INSERT INTO core.plan_area (code, name) VALUES ('OTHER', 'Other') "
             "RETURNING plan_area_id")).scalar_one()
-        other_case = conn.execute(sa.text(
-            "INSERT INTO checks.finding_case (plan_area_id, finding_key, paragraph, check_code, "
-            "first_found_at, first_run_id, last_run_id) "
-            "VALUES (:plan, 'k', :paragraph, :check, now(), :run, :run) "
-            "RETURNING finding_case_id"), {**refs, "plan": other_plan}).scalar_one()
+        other_case = conn.execute(sa.text(CASE), {**refs, "plan": other_plan}).scalar_one()
     return {"finding": finding, "case": case, "run": refs["run"], "other_run": other_run,
             "other_case": other_case}
 
