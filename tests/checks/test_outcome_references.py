@@ -76,19 +76,24 @@ FINDING = ("INSERT INTO checks.finding (run_id, plan_area_id, paragraph, check_c
      r"^checks\.finding: check \S+ no_such_check is not in the catalogue"),
 ])
 def test_a_finding_with_a_bad_reference_is_refused(engine, refs, change, message):
-    row = {**refs, **change}
+    _taken_or_refused(engine, FINDING, {**refs, **change}, message, "checks.finding")
+
+
+def _taken_or_refused(engine: sa.Engine, insert: str, row: dict[str, object],
+                      message: str | None, table: str) -> None:
+    """The row is taken (message None), or refused with a first line matching message and
+    the table left empty."""
     if message is None:
         with engine.begin() as conn:
-            conn.execute(sa.text(FINDING), row)
-        expected = 1
+            conn.execute(sa.text(insert), row)
     else:
         with pytest.raises(sa.exc.IntegrityError) as refused, engine.begin() as conn:
-            conn.execute(sa.text(FINDING), row)
+            conn.execute(sa.text(insert), row)
         first = str(refused.value.orig).splitlines()[0]
         assert re.match(message, first), first
-        expected = 0
     with engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT count(*) FROM checks.finding")).scalar_one() == expected
+        count = conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one()
+    assert count == (1 if message is None else 0)
 
 
 OCCURRENCE = ("INSERT INTO checks.finding_occurrence (finding_id, finding_case_id, run_id) "
@@ -130,19 +135,7 @@ def found(engine: sa.Engine, refs: dict[str, object]) -> dict[str, object]:
 def test_an_occurrence_with_a_bad_reference_is_refused(engine, found, change, message):
     row = {k: found[k] for k in ("finding", "case", "run")}
     row.update({k: found[v] if isinstance(v, str) else v for k, v in change.items()})
-    if message is None:
-        with engine.begin() as conn:
-            conn.execute(sa.text(OCCURRENCE), row)
-        expected = 1
-    else:
-        with pytest.raises(sa.exc.IntegrityError) as refused, engine.begin() as conn:
-            conn.execute(sa.text(OCCURRENCE), row)
-        first = str(refused.value.orig).splitlines()[0]
-        assert re.match(message, first), first
-        expected = 0
-    with engine.connect() as conn:
-        assert conn.execute(sa.text(
-            "SELECT count(*) FROM checks.finding_occurrence")).scalar_one() == expected
+    _taken_or_refused(engine, OCCURRENCE, row, message, "checks.finding_occurrence")
 
 
 @pytest.mark.parametrize("statement", [
