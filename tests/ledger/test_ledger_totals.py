@@ -212,6 +212,36 @@ def test_drift_is_reported_and_a_full_recompute_rebuilds_the_totals(site) -> Non
         views_match_entries(conn)
 
 
+def test_the_nightly_guard_counts_every_figure_totals_drift_lists(site) -> None:
+    """ops.totals_drift_count (sql/288) compares the parcel and permit levels a key at a
+    time; its count is the number of rows ledger.totals_drift() lists, at every level and
+    for every way a total can be wrong: a figure changed, several figures of one key, a
+    total row gone, a total row the entries have none for (a zero one is no difference)."""
+    engine, _, _ = site
+    with engine.connect() as conn:
+        trans = conn.begin()  # undone: the module's ledger stays as posted
+        parcel, permit = conn.execute(sa.text(
+            "SELECT (SELECT min(parcel_id) FROM ledger.parcel_total), "
+            "(SELECT min(permit_id) FROM ledger.permit_total)")).one()
+        conn.execute(sa.text(
+            "UPDATE ledger.parcel_total SET impact = impact + 1, entries = entries + 1, "
+            "credit_hosted = credit_hosted + 0.5 WHERE parcel_id = :p"), {"p": parcel})
+        conn.execute(sa.text("DELETE FROM ledger.permit_total WHERE permit_id = :p"),
+                     {"p": permit})
+        conn.execute(sa.text(
+            "INSERT INTO ledger.parcel_total (parcel_id, plan_area_id, impact) "
+            "VALUES (999998, :a, 0.25), (999999, :a, 0)"), {"a": s.PLAN})
+        conn.execute(sa.text("UPDATE ledger.plan_total SET required = required + 2"))
+        rows = drift(conn)
+        counted, plan_only = conn.execute(sa.text(
+            "SELECT ops.totals_drift_count(), ops.totals_drift_count(true)")).one()
+        trans.rollback()
+    levels = {r[0] for r in rows}
+    assert levels == {"plan", "permit", "parcel"} and len(rows) >= 6
+    assert counted == len(rows)
+    assert plan_only == sum(1 for r in rows if r[0] == "plan")
+
+
 @pytest.mark.slow
 def test_demo_totals_with_workers_change_and_restore(admin_url: URL,
                                                      demo_template: DemoTemplate,
