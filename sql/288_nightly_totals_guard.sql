@@ -22,13 +22,15 @@
 CREATE OR REPLACE FUNCTION ops.totals_drift_count(p_plan_only boolean DEFAULT false)
 RETURNS bigint LANGUAGE sql STABLE SET search_path = pg_catalog, ledger, pg_temp
 SET enable_mergejoin = off SET work_mem = '64MB' AS $$
-  WITH e AS MATERIALIZED (
-    SELECT x.plan_area_id, x.permit_id, x.parcel_id, x.measure,
+  WITH e AS (  -- every entry under its permit and under its parcel, published acres
+    SELECT k.level, x.plan_area_id, k.key_id, x.measure,
            coalesce(x.acres_published, round(x.acres, 4)) AS acres
     FROM ledger.entry x
-    WHERE NOT p_plan_only
-  ), by_permit AS (
-    SELECT e.plan_area_id, e.permit_id AS key_id,
+    CROSS JOIN LATERAL (VALUES ('permit', x.permit_id), ('parcel', x.parcel_id))
+      AS k (level, key_id)
+    WHERE NOT p_plan_only AND k.key_id IS NOT NULL
+  ), w AS (
+    SELECT e.level, e.plan_area_id, e.key_id,
            sum(e.acres) FILTER (WHERE e.measure = 'impact') AS impact,
            sum(e.acres) FILTER (WHERE e.measure = 'required') AS required,
            sum(e.acres) FILTER (WHERE e.measure = 'credit') AS credit,
@@ -37,36 +39,28 @@ SET enable_mergejoin = off SET work_mem = '64MB' AS $$
            sum(e.acres) FILTER (WHERE e.measure = 'credit_proposed') AS credit_proposed,
            sum(e.acres) FILTER (WHERE e.measure = 'credit_constructed') AS credit_constructed,
            sum(e.acres) FILTER (WHERE e.measure = 'credit_hosted') AS credit_hosted,
-           count(*) AS entries
-    FROM e WHERE e.permit_id IS NOT NULL GROUP BY e.plan_area_id, e.permit_id
-  ), by_parcel AS (
-    SELECT e.plan_area_id, e.parcel_id AS key_id,
-           sum(e.acres) FILTER (WHERE e.measure = 'impact') AS impact,
-           sum(e.acres) FILTER (WHERE e.measure = 'required') AS required,
-           sum(e.acres) FILTER (WHERE e.measure = 'credit') AS credit,
-           sum(e.acres) FILTER (WHERE e.measure = 'transfer_in') AS transfer_in,
-           sum(e.acres) FILTER (WHERE e.measure = 'transfer_out') AS transfer_out,
-           sum(e.acres) FILTER (WHERE e.measure = 'credit_proposed') AS credit_proposed,
-           sum(e.acres) FILTER (WHERE e.measure = 'credit_constructed') AS credit_constructed,
-           sum(e.acres) FILTER (WHERE e.measure = 'credit_hosted') AS credit_hosted,
-           count(*) AS entries
-    FROM e WHERE e.parcel_id IS NOT NULL GROUP BY e.plan_area_id, e.parcel_id
+           count(*)::numeric AS entries
+    FROM e GROUP BY e.level, e.plan_area_id, e.key_id
+  ), stored AS (
+    SELECT 'permit' AS level, t.plan_area_id, t.permit_id AS key_id, t.impact, t.required,
+           t.credit, t.transfer_in, t.transfer_out, t.credit_proposed, t.credit_constructed,
+           t.credit_hosted, t.entries::numeric AS entries
+    FROM ledger.permit_total t WHERE NOT p_plan_only
+    UNION ALL
+    SELECT 'parcel', t.plan_area_id, t.parcel_id, t.impact, t.required, t.credit,
+           t.transfer_in, t.transfer_out, t.credit_proposed, t.credit_constructed,
+           t.credit_hosted, t.entries::numeric
+    FROM ledger.parcel_total t WHERE NOT p_plan_only
   ), pairs AS (
     SELECT s.impact AS s1, s.required AS s2, s.credit AS s3, s.transfer_in AS s4,
            s.transfer_out AS s5, s.credit_proposed AS s6, s.credit_constructed AS s7,
-           s.credit_hosted AS s8, s.entries::numeric AS s9,
+           s.credit_hosted AS s8, s.entries AS s9,
            w.impact AS e1, w.required AS e2, w.credit AS e3, w.transfer_in AS e4,
            w.transfer_out AS e5, w.credit_proposed AS e6, w.credit_constructed AS e7,
-           w.credit_hosted AS e8, w.entries::numeric AS e9
-    FROM (SELECT * FROM ledger.permit_total WHERE NOT p_plan_only) s
-    FULL JOIN by_permit w ON w.plan_area_id = s.plan_area_id AND w.key_id = s.permit_id
-    UNION ALL
-    SELECT s.impact, s.required, s.credit, s.transfer_in, s.transfer_out, s.credit_proposed,
-           s.credit_constructed, s.credit_hosted, s.entries::numeric,
-           w.impact, w.required, w.credit, w.transfer_in, w.transfer_out, w.credit_proposed,
-           w.credit_constructed, w.credit_hosted, w.entries::numeric
-    FROM (SELECT * FROM ledger.parcel_total WHERE NOT p_plan_only) s
-    FULL JOIN by_parcel w ON w.plan_area_id = s.plan_area_id AND w.key_id = s.parcel_id
+           w.credit_hosted AS e8, w.entries AS e9
+    FROM stored s
+    FULL JOIN w ON w.level = s.level AND w.plan_area_id = s.plan_area_id
+               AND w.key_id = s.key_id
   )
   SELECT (SELECT count(*)
           FROM (SELECT * FROM ledger.totals_stored() t WHERE t.level = 'plan') s
