@@ -246,8 +246,12 @@ def _clean_env() -> dict[str, str]:
 
 
 def _log_tail(layout: _Layout, lines: int = 8) -> str:
+    """The log's last lines for an error message. Only the file's end is read: a cluster's log
+    is never rotated by us and can grow to gigabytes (every migration's DDL is logged)."""
     try:
-        tail = layout.log_file.read_text(errors="replace").splitlines()[-lines:]
+        with layout.log_file.open("rb") as fh:
+            fh.seek(max(0, fh.seek(0, os.SEEK_END) - 64 * 1024))
+            tail = fh.read().decode(errors="replace").splitlines()[-lines:]
     except OSError:
         return ""
     return f"\nlast lines of {layout.log_file}:\n" + "\n".join(tail) if tail else ""
