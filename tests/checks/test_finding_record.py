@@ -10,7 +10,7 @@ ledger"):
    `rulem-db finding` takes; the run's row is `occurrence_id`;
 4. review notes are at most 4,000 characters, waiver references 200, in the database.
 
-Each test clones the demo and reconciles it once (the nightly), then edits it the way a
+Each test copies the demo as the nightly reconciled it (once for the module), then edits it the way a
 reviewer would. Hand-worked figures (demo/cases.toml; 1 acre = 4046.8564224 m2):
 - 24-017 fills 50 m x 50 m of W-018 (100 m x 100 m at x 491800-491900, y 5003750-5003850):
   2500 m2 = 0.6178 acres, all owed (its basin R-013, 100 m x 80 m at x 491150-491250, lies on
@@ -28,6 +28,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -57,13 +58,27 @@ W018 = "ST_Multi(ST_MakeEnvelope(491800, 5003750, 491900, 5003850, 26915))"
 ROAD_WIDE = "ST_Multi(ST_MakeEnvelope(491265, 5003724, 491420, 5003844, 26915))"
 
 
-@pytest.fixture
-def demo(admin_url: URL, demo_template: DemoTemplate,  # noqa: F811
-         tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """A clone of the demo reconciled once by the nightly; its URL and reports folder."""
-    reports = tmp_path / "reports"
-    with cloned(admin_url, demo_template.name) as url:
+@pytest.fixture(scope="module")
+def reconciled(admin_url: URL, demo_template: DemoTemplate,  # noqa: F811
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The demo reconciled once by the nightly, for the module's tests to copy: its database
+    name and reports folder. (One nightly for the module instead of one per test.)"""
+    reports = tmp_path_factory.mktemp("finding_record") / "reports"
+    with cloned(admin_url, demo_template.name, prefix="rulem_fr") as url:
         nightly.reconcile_now(url, reports=reports, use_prefect=False)
+        yield sa.engine.make_url(url).database, reports
+
+
+@pytest.fixture
+def demo(admin_url: URL, reconciled: tuple[str, Path],
+         tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A copy of the reconciled demo and of its reports folder; its URL and reports folder.
+    (The copy's runs still name the module's folder as their report's; its files are the
+    same, and this test's nights write to its own folder.)"""
+    template, kept = reconciled
+    reports = tmp_path / "reports"
+    shutil.copytree(kept, reports)
+    with cloned(admin_url, template) as url:
         yield url, reports
 
 
