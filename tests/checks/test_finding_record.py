@@ -10,8 +10,8 @@ ledger"):
    `rulem-db finding` takes; the run's row is `occurrence_id`;
 4. review notes are at most 4,000 characters, waiver references 200, in the database.
 
-Each test copies the demo as the nightly reconciled it (once for the module), then edits it the way a
-reviewer would. Hand-worked figures (demo/cases.toml; 1 acre = 4046.8564224 m2):
+Each test copies the demo as the nightly reconciled it (once for the module), then edits it
+the way a reviewer would. Hand-worked figures (demo/cases.toml; 1 acre = 4046.8564224 m2):
 - 24-017 fills 50 m x 50 m of W-018 (100 m x 100 m at x 491800-491900, y 5003750-5003850):
   2500 m2 = 0.6178 acres, all owed (its basin R-013, 100 m x 80 m at x 491150-491250, lies on
   the District's older Lateral 2 restoration R-011, x 491100-491250: 1.9768 acres of overlap).

@@ -282,16 +282,11 @@ def test_many_owners_add_up_now_as_of_and_at(engine: sa.Engine, db_url: str) -> 
 
 
 @pytest.mark.slow
-def test_demo_parcel_rows_add_up_to_the_plan(tmp_path, admin_url, template_db) -> None:
+def test_demo_parcel_rows_add_up_to_the_plan(admin_url, demo_template) -> None:
     """The demo plan area: its parcel rows, rounded each on its own, summed to 11.2827 acres
     against a plan balance of 11.2828; published by largest remainder they add up."""
-    from demo import generate as demo
-    from demo import load as load_demo
-
-    with cloned_database(admin_url, template_db) as engine:
+    with cloned_database(admin_url, demo_template.name) as engine:
         url = engine.url.render_as_string(hide_password=False)
-        demo.generate(tmp_path)
-        load_demo.load_demo(url, tmp_path)
         ledger.recompute(url, all=True)
         with engine.connect() as conn:
             assert_rows_add_up(conn)
