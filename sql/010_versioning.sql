@@ -467,7 +467,9 @@ COMMENT ON FUNCTION core.batch_of_this_transaction(bigint) IS
 -- it reads the session flag rulem.versioning, which any session can set.
 -- Attribution: the batches an INSERT's versions name (batch_id), and those an UPDATE closed
 -- versions with (closed_batch_id) or opened the new ones with (batch_id), are batches this
--- transaction opened (core.batch_of_this_transaction), once per distinct batch.
+-- transaction opened (core.batch_of_this_transaction), once per distinct batch: OFFSET 0
+-- keeps the planner from pushing that test below the grouping into the scan of the rows,
+-- where it ran once per row (0.43 s of a first load of 100,000 parcels, 4 s of 1,000,000).
 DO $$
 DECLARE
   t record;
@@ -507,7 +509,7 @@ BEGIN
         IF TG_OP = 'INSERT' THEN
           SELECT a.version_id, 'batch_id' AS column_name, a.value INTO bad
           FROM (SELECT min(version_id) AS version_id, batch_id AS value FROM new_rows
-                WHERE batch_id IS NOT NULL GROUP BY batch_id) a
+                WHERE batch_id IS NOT NULL GROUP BY batch_id OFFSET 0) a
           WHERE NOT core.batch_of_this_transaction(a.value) LIMIT 1;
         ELSE
           SELECT a.version_id, a.column_name, a.value INTO bad
@@ -517,7 +519,7 @@ BEGIN
                 UNION ALL
                 SELECT min(cur.version_id), 'batch_id', cur.batch_id
                 FROM new_rows o JOIN core.%1$I cur ON cur.%6$I = o.%6$I AND cur.valid_to IS NULL
-                WHERE cur.batch_id IS NOT NULL GROUP BY cur.batch_id) a
+                WHERE cur.batch_id IS NOT NULL GROUP BY cur.batch_id OFFSET 0) a
           WHERE NOT core.batch_of_this_transaction(a.value) LIMIT 1;
         END IF;
         IF FOUND THEN
