@@ -19,6 +19,7 @@ import io
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
@@ -56,38 +57,33 @@ class Prior:
 @dataclass
 class Aside:
     """What the reader decided: the rows set aside (place in the file, and the prior row they
-    match), and the digests of the rows it staged.
+    match), packed (8 bytes a number), not as Python objects.
 
-    Kept packed (8 bytes a row number, 16 a digest), not as Python objects: a first load of
-    1,000,000 rows stages every row, and a list of ints and one of bytes cost about 90 MB
-    more of the ingest's peak memory (the memory figure of bench/run.py)."""
+    The digests of the rows it staged are not kept: each batch's go to the database with the
+    batch (split's text, copied by stage_file.stage), so a first load, which stages every row, holds
+    nothing per row here. Kept, they were 24 bytes a row: 95 MB more peak memory for
+    5,000,000 polygons than for 1,000,000 (the memory figure of bench/run.py)."""
 
     rows: array = field(default_factory=lambda: array("q"))
     matches: array = field(default_factory=lambda: array("q"))  # positions in Prior
-    staged_rows: array = field(default_factory=lambda: array("q"))
-    staged_digests: bytearray = field(default_factory=bytearray)
     prior: Prior = field(default_factory=Prior)
     _used: set[int] = field(default_factory=set)
 
-    def split(self, digests: list[bytes], first_row: int) -> np.ndarray:
-        """Decide a batch: returns the mask of the rows to stage (and records the rest)."""
+    def split(self, digests: list[bytes], first_row: int) -> tuple[np.ndarray, io.BytesIO]:
+        """Decide a batch: the mask of the rows to stage (the rest is recorded here), and the
+        COPY text of the staged rows' digests for staging.b<batch>_hash."""
         keep = np.ones(len(digests), dtype=bool)
         index, used = self.prior.index, self._used
-        if not index:  # a first load: every row is staged
-            self.staged_rows.extend(range(first_row, first_row + len(digests)))
-            self.staged_digests.extend(b"".join(digests))
-            return keep
-        for i, d in enumerate(digests):
-            j = index.get(d)
-            if j is not None and j not in used:
-                used.add(j)
-                keep[i] = False
-                self.rows.append(first_row + i)
-                self.matches.append(j)
-            else:
-                self.staged_rows.append(first_row + i)
-                self.staged_digests.extend(d)
-        return keep
+        if index:  # a re-delivery (a first load stages every row)
+            for i, d in enumerate(digests):
+                j = index.get(d)
+                if j is not None and j not in used:
+                    used.add(j)
+                    keep[i] = False
+                    self.rows.append(first_row + i)
+                    self.matches.append(j)
+        return keep, _lines(f"{first_row + i}\t\\\\x{digests[i].hex()}\n"
+                            for i in np.flatnonzero(keep).tolist())
 
     def all_under(self, context: bytes) -> bool:
         """Whether every row set aside was delivered under this context."""
@@ -95,20 +91,13 @@ class Aside:
         return all(contexts[j] == context for j in self.matches)
 
     def copy_to(self, conn: sa.Connection, batch_id: int) -> int:
-        """staging.b<batch>_same (the rows set aside, with their features) and
-        staging.b<batch>_hash (the staged rows' digests); returns how many were set aside."""
+        """staging.b<batch>_same (the rows set aside, with their features); returns how many
+        were set aside."""
+        if not self.rows:
+            return 0
         cur = conn.connection.dbapi_connection.cursor()
         try:
-            same, hashes = f"staging.b{batch_id}_same", f"staging.b{batch_id}_hash"
-            cur.execute(f"CREATE UNLOGGED TABLE {hashes} (_row bigint, h bytea)")
-            digests = memoryview(self.staged_digests)
-            for start in range(0, len(self.staged_rows), CHUNK):
-                cur.copy_expert(f"COPY {hashes} FROM STDIN", _lines(
-                    f"{r}\t\\\\x{digests[k * DIGEST:(k + 1) * DIGEST].hex()}\n"
-                    for k, r in enumerate(self.staged_rows[start:start + CHUNK], start)),
-                    size=1 << 20)
-            if not self.rows:
-                return 0
+            same = f"staging.b{batch_id}_same"
             m = np.asarray(self.matches, dtype=np.int64)
             fids, vids = self.prior.feature_ids[m], self.prior.version_ids[m]
             cur.execute(f"CREATE UNLOGGED TABLE {same} (_row bigint, feature_id bigint, "
@@ -124,6 +113,14 @@ class Aside:
         finally:
             cur.close()
         return len(self.rows)
+
+
+def create_hash_table(cur: Any, batch_id: int) -> str:
+    """staging.b<batch>_hash, which the staged rows' digests are copied into batch by batch
+    (its name)."""
+    table = f"staging.b{batch_id}_hash"
+    cur.execute(f"CREATE UNLOGGED TABLE {table} (_row bigint, h bytea)")
+    return table
 
 
 def _lines(lines: Iterator[str]) -> io.BytesIO:

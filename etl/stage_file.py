@@ -23,7 +23,7 @@ from etl.memory import release_free_memory
 from etl.problems import refuse
 from etl.progress import Progress
 from etl.reading import ReadLog, ahead, batches
-from etl.redelivery import Aside, Prior
+from etl.redelivery import Aside, Prior, create_hash_table
 from etl.request import Request
 from etl.row_digest import digests
 from etl.sources import Source, open_source
@@ -92,13 +92,17 @@ def stage(conn: sa.Connection, req: Request, src: Source, batch_id: int, prior: 
     rows = 0
     try:
         read_geometry = req.target.geometry is not None
-        for batch_fields, n, text in ahead(_csv_batches(src, log, aside if hashed else None,
-                                                        read_geometry)):
+        hash_table = None
+        for batch_fields, n, text, hashes in ahead(_csv_batches(
+                src, log, aside if hashed else None, read_geometry)):
             if fields is None:
                 fields = batch_fields
                 staging.create_table(cur, table, fields)
             staging.copy_csv(cur, table, fields, text)
-            del text
+            if hashes is not None:  # the staged rows' digests, with their rows
+                hash_table = hash_table or create_hash_table(cur, batch_id)
+                cur.copy_expert(f"COPY {hash_table} FROM STDIN", hashes, size=1 << 20)
+            del text, hashes
             release_free_memory()
             rows += n
             progress.rows(rows, src.feature_count)
@@ -110,9 +114,11 @@ def stage(conn: sa.Connection, req: Request, src: Source, batch_id: int, prior: 
 
 
 def _csv_batches(src: Source, log: ReadLog, aside: Aside | None, read_geometry: bool
-                 ) -> Iterator[tuple[list[staging.StagedField], int, io.BytesIO]]:
+                 ) -> Iterator[tuple[list[staging.StagedField], int, io.BytesIO,
+                                     io.BytesIO | None]]:
     """The file's batches as COPY text, with the staging columns (from the first batch)
-    and the number of rows read; with aside, only the rows not set aside."""
+    and the number of rows read; with aside, only the rows not set aside, and the COPY text
+    of their digests."""
     fields: list[staging.StagedField] | None = None
     first = 0
     found = nul.Found(src.name)
@@ -124,12 +130,12 @@ def _csv_batches(src: Source, log: ReadLog, aside: Aside | None, read_geometry: 
             fields = staging.plan_fields(batch.schema)
         n = batch.num_rows
         if aside is None:
-            yield fields, n, staging.csv_rows(fields, batch, first)
+            yield fields, n, staging.csv_rows(fields, batch, first), None
         else:
-            keep = aside.split(digests(fields, batch), first)
+            keep, hashes = aside.split(digests(fields, batch), first)
             numbers = np.flatnonzero(keep) + first
             yield fields, n, staging.csv_rows(fields, batch.filter(pa.array(keep)), first,
-                                              numbers)
+                                              numbers), hashes
         first += n
 
 
