@@ -253,6 +253,19 @@ def demo_template(admin_url: URL, template_db: str, _clones: _Clones,
 
 
 @pytest.fixture(scope="session")
+def reconciled_demo(admin_url: URL, demo_template: Any) -> Iterator[str]:
+    """The demo recomputed and checked once per session (web_server.reconcile_demo), as a
+    template: the web modules each serve a copy of it instead of reconciling the demo again."""
+    from clones import cloned
+    from web_server import reconcile_demo
+
+    with cloned(admin_url, demo_template.name, "rulem_webt") as url:
+        db.migrate(url)  # as after any copy (web_server_fixture migrates each copy again)
+        reconcile_demo(url)
+        yield make_url(url).database
+
+
+@pytest.fixture(scope="session")
 def shared() -> Path:
     """The team's shared data folder; tests that need it skip loudly when it is absent."""
     path = shared_dir()

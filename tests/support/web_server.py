@@ -2,8 +2,9 @@
 
 Why a subprocess: the acceptance is that the command a deployment runs answers plain HTTP;
 an in-process app would skip the command line, its login checks and uvicorn. One server per
-test module (module scope): the demo is cloned, recomputed and checked once, a login in
-`rulem_gis` is made for it, and `rulem-db --db <that login> serve` runs on a free loopback
+test module (module scope): a copy of the demo recomputed and checked once per test session
+(tests/conftest.py's `reconciled_demo`, made with reconcile_demo), a login in `rulem_gis`
+made for it, and `rulem-db --db <that login> serve` runs on a free loopback
 port until the module ends.
 
 Use from a test module:
@@ -132,14 +133,13 @@ def stop_serve(proc: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="module", name="web_server")
-def web_server_fixture(admin_url: URL, demo_template, tmp_path_factory: pytest.TempPathFactory
-               ) -> Iterator[WebServer]:
-    """`rulem-db serve` on a reconciled clone of the demo, as a rulem_gis login."""
-    with cloned(admin_url, demo_template.name, "rulem_web") as url:
+def web_server_fixture(admin_url: URL, reconciled_demo: str,
+                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    """`rulem-db serve` on a copy of the reconciled demo, as a rulem_gis login."""
+    with cloned(admin_url, reconciled_demo, "rulem_web") as url:
         # as after any copy: the database's own settings (no TEMPORARY for readers, which a
         # copy does not keep) and the QGIS styles re-pointed at its name
         db.migrate(url)
-        reconcile_demo(url)
         database = sa.engine.make_url(url).database
         for gis_url in gis_login(admin_url, database):
             log = tmp_path_factory.mktemp("web_server") / "serve.log"
