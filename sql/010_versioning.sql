@@ -470,6 +470,9 @@ COMMENT ON FUNCTION core.batch_of_this_transaction(bigint) IS
 -- transaction opened (core.batch_of_this_transaction), once per distinct batch: OFFSET 0
 -- keeps the planner from pushing that test below the grouping into the scan of the rows,
 -- where it ran once per row (0.43 s of a first load of 100,000 parcels, 4 s of 1,000,000).
+-- The current version of each feature an UPDATE changed is found by one index probe each
+-- (OFFSET 0): joined, a planner that sees the layer as it was before a bulk load sorted all
+-- its current versions (0.55 s per statement of a state's re-delivery).
 DO $$
 DECLARE
   t record;
@@ -518,7 +521,9 @@ BEGIN
                 FROM new_rows o WHERE o.closed_batch_id IS NOT NULL GROUP BY o.closed_batch_id
                 UNION ALL
                 SELECT min(cur.version_id), 'batch_id', cur.batch_id
-                FROM new_rows o JOIN core.%1$I cur ON cur.%6$I = o.%6$I AND cur.valid_to IS NULL
+                FROM new_rows o CROSS JOIN LATERAL (
+                  SELECT c.version_id, c.batch_id FROM core.%1$I c
+                  WHERE c.%6$I = o.%6$I AND c.valid_to IS NULL OFFSET 0) cur
                 WHERE cur.batch_id IS NOT NULL GROUP BY cur.batch_id OFFSET 0) a
           WHERE NOT core.batch_of_this_transaction(a.value) LIMIT 1;
         END IF;

@@ -139,7 +139,7 @@ BEGIN
   -- Each row's current version: a few rows (a re-delivery's changes) by one index probe each;
   -- many (a first load) in one hash join with the layer's current versions, for this
   -- statement only (docs/ingest.md, "Where each guarantee lives, and what it costs")
-  EXECUTE format('SELECT count(*) > 10000 FROM %s', good) INTO many;
+  EXECUTE format('SELECT NOT ops.ingest_few(%s, count(*)) FROM %s', b, good) INTO many;
   IF many THEN
     PERFORM set_config('enable_nestloop', 'off', true);
   END IF;
