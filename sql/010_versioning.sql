@@ -564,6 +564,7 @@ BEGIN
 END $$;
 
 REVOKE ALL ON FUNCTION core.reference_columns(text),
+  core.reference_missing(text, text, text, boolean),
   core.reference_check_sql(text, text, boolean, boolean),
   core.reference_problems(), core.versioning_nested(text, bigint[]),
   core.batch_of_this_transaction(bigint) FROM PUBLIC;
