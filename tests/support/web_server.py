@@ -2,10 +2,10 @@
 
 Why a subprocess: the acceptance is that the command a deployment runs answers plain HTTP;
 an in-process app would skip the command line, its login checks and uvicorn. One server per
-test module (module scope): a copy of the demo recomputed and checked once per test session
+test module (module scope): a copy of the demo as recomputed and checked once per session
 (tests/conftest.py's `reconciled_demo`, made with reconcile_demo), a login in `rulem_gis`
-made for it, and `rulem-db --db <that login> serve` runs on a free loopback
-port until the module ends.
+made for it, and `rulem-db --db <that login> serve` on a free loopback port until the module
+ends.
 
 Use from a test module:
 
