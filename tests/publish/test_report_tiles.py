@@ -99,6 +99,92 @@ def test_the_second_night_patched_the_raster_as_a_whole_drawing_would(two_nights
     assert (report / "changes_map.png").stat().st_size > 10_000
 
 
+def _every_parcel(conn: sa.Connection, plan: int, seen: int):
+    """Every current parcel of the plan area with the snapshot's status, 'none' where it lists
+    none: what the raster drew before it skipped the parcels without a balance."""
+    return report_run._read_geo(conn, (
+        "SELECT p.parcel_id, coalesce(s.status, 'none') AS status, ST_AsEWKB(p.geom) AS geom "
+        "FROM core.parcel p LEFT JOIN ops.run_parcel_balance s ON s.run_id = :seen "
+        "AND s.parcel_id = p.parcel_id WHERE p.valid_to IS NULL AND p.plan_area_id = :p "
+        "ORDER BY p.parcel_id"), {"seen": seen, "p": plan})
+
+
+def test_parcels_without_a_balance_leave_the_raster_as_drawing_them_would(two_nights,
+                                                                          tmp_path) -> None:
+    """The raster reads and draws only the parcels with a balance: every tile drawn from every
+    parcel, the white 'none' ones included, comes out the same pixel for pixel."""
+    url, reports, second, _ = two_nights
+    [folder] = (reports / ".parcel-raster").iterdir()
+    kept = np.load(folder / "raster.npy")
+    eng = _engine(url)
+    try:
+        with eng.connect() as conn:
+            plan, seen = conn.execute(sa.text(
+                "SELECT plan_area_id, ops.parcels_seen_in(run_id) FROM ops.run "
+                "WHERE run_id = :r"), {"r": second.run_id}).one()
+            every = _every_parcel(conn, plan, seen)
+            drawn = tiles._drawn_parcels(conn, plan, seen)
+            outline = report_run._read_geo(
+                conn, "SELECT ST_AsEWKB(geom) AS geom FROM pub.plan_balance "
+                "WHERE plan_area_id = :p AND geom IS NOT NULL", {"p": plan})
+    finally:
+        eng.dispose()
+    assert (every["status"] == "none").sum() > len(drawn) > 0  # most are skipped
+    frame = tiles.Frame.over(tuple(float(v) for v in outline.total_bounds))
+    side = tiles.TILE_PX
+    coloured = 0
+    for j in range(frame.rows):
+        for i in range(frame.cols):
+            tile = tiles._draw_tile(frame, i, j, every)
+            assert np.array_equal(tile, kept[j * side:(j + 1) * side, i * side:(i + 1) * side])
+            coloured += int((tile[..., :3] != 255).any(axis=-1).sum())
+    assert coloured > 0  # the picture is not blank
+
+
+@pytest.mark.parametrize("with_balance", [False, True])
+def test_only_a_moved_parcel_with_a_balance_redraws_the_kept_raster(two_nights, tmp_path,
+                                                                    with_balance) -> None:
+    """A parcel with no balance in either run is white on white: moving it redraws nothing.
+    Moving one with a balance patches the raster. (The move is rolled back afterwards.)"""
+    url, reports, second, _ = two_nights
+    [folder] = (reports / ".parcel-raster").iterdir()
+    copy = tmp_path / ".parcel-raster" / folder.name
+    copy.mkdir(parents=True)
+    for name in ("raster.npy", "raster.json"):
+        (copy / name).write_bytes((folder / name).read_bytes())
+    eng = _engine(url)
+    try:
+        with eng.connect() as conn:
+            tx = conn.begin()
+            plan, seen = conn.execute(sa.text(
+                "SELECT plan_area_id, ops.parcels_seen_in(run_id) FROM ops.run "
+                "WHERE run_id = :r"), {"r": second.run_id}).one()
+            moved = conn.execute(sa.text(
+                "UPDATE core.parcel SET geom = ST_Multi(ST_Translate(geom, 30.0, 0.0)) "
+                "WHERE parcel_id = (SELECT min(p.parcel_id) FROM core.parcel p "
+                "  WHERE p.valid_to IS NULL AND p.plan_area_id = :p AND "
+                "  EXISTS (SELECT 1 FROM ops.run_parcel_balance s WHERE s.run_id = :seen"
+                "          AND s.parcel_id = p.parcel_id) = :b)"
+                " AND valid_to IS NULL RETURNING parcel_id"),
+                {"p": plan, "seen": seen, "b": with_balance}).all()
+            assert len(moved) == 1
+            outline = report_run._read_geo(
+                conn, "SELECT ST_AsEWKB(geom) AS geom FROM pub.plan_balance "
+                "WHERE plan_area_id = :p AND geom IS NOT NULL", {"p": plan})
+            got = tiles.parcel_raster(conn, tmp_path, folder.name, plan, second.run_id,
+                                      tuple(float(v) for v in outline.total_bounds))
+            tx.rollback()
+    finally:
+        eng.dispose()
+    before = np.load(folder / "raster.npy")
+    if with_balance:
+        assert got.redrawn.startswith("patched")
+        assert not np.array_equal(got.pixels, before)
+    else:
+        assert got.redrawn == "kept"
+        assert np.array_equal(got.pixels, before)
+
+
 def test_a_raster_of_another_frame_or_style_is_drawn_whole(two_nights, tmp_path) -> None:
     url, reports, second, _ = two_nights
     [folder] = (reports / ".parcel-raster").iterdir()
