@@ -85,30 +85,32 @@ class Frame:
         return max(c0, 0), max(r0, 0), min(c1, w), min(r1, h)
 
 
-# The parcels a raster draws: those the run's snapshot lists (ops.run_parcel_balance keeps
-# only statuses other than 'none'), each with that status, in parcel order (the drawing order).
-# A 'none' parcel is white on the white ground and its group is drawn first (ORDER), so it
-# leaves every pixel as it was: skipping it gives the same pixels while reading and drawing a
-# state's 40,000 parcels with a balance instead of its 1,000,000.
-_DRAWN = ("SELECT p.parcel_id, s.status, ST_AsEWKB(p.geom) AS geom "
-          "FROM ops.run_parcel_balance s JOIN core.parcel p ON p.parcel_id = s.parcel_id "
-          "WHERE s.run_id = :seen AND s.status <> 'none' "
-          "AND p.valid_to IS NULL AND p.plan_area_id = :p {near} ORDER BY p.parcel_id")
-
-
 def _drawn_parcels(conn: sa.Connection, plan_area_id: int, seen: int | None):
-    """Every parcel the raster draws (see _DRAWN)."""
+    """Every parcel the raster draws, with its status, in parcel order (the drawing order):
+    those the run's snapshot lists (ops.run_parcel_balance keeps only statuses other than
+    'none'). A 'none' parcel is white on the white ground and its group is drawn first
+    (ORDER), so it leaves every pixel as it was: skipping it gives the same pixels while
+    reading and drawing a state's 41,000 parcels with a balance instead of its 1,000,000."""
     from rulem_db.reports.frames import read_geo as _read_geo
 
-    return _read_geo(conn, _DRAWN.format(near=""), {"seen": seen or -1, "p": plan_area_id})
+    return _read_geo(conn, (
+        "SELECT p.parcel_id, s.status, ST_AsEWKB(p.geom) AS geom "
+        "FROM ops.run_parcel_balance s JOIN core.parcel p ON p.parcel_id = s.parcel_id "
+        "WHERE s.run_id = :seen AND s.status <> 'none' "
+        "AND p.valid_to IS NULL AND p.plan_area_id = :p ORDER BY p.parcel_id"),
+        {"seen": seen or -1, "p": plan_area_id})
 
 
 def _parcels(conn: sa.Connection, plan_area_id: int, seen: int | None,
              boxes: list[tuple[float, float, float, float]]):  # -> gpd.GeoDataFrame
-    """The parcels the raster draws (_DRAWN) whose box meets one of some ground boxes. The ids
-    near the boxes are found once, in a materialized step: as a semi-join in a parallel plan
-    every process searched the spatial index for every box (62,000 searches for a state's
-    20,700 boxes, 4.1 s; 3.1 s so)."""
+    """The parcels the raster draws (_drawn_parcels) whose box meets one of some ground boxes.
+
+    The ids near the boxes are found once, in a materialized step: as a semi-join in a
+    parallel plan every process searched the spatial index for every box (62,000 searches for
+    a state's 20,700 boxes, 4.1 s). Each is then looked up in the snapshot by its key, one
+    probe per id (LATERAL ... OFFSET 0): the snapshot is written moments before, so its
+    statistics count none of its rows, and a join the planner may turn around scanned every
+    near id for each of a state's 41,000 snapshot rows (41 s instead of 0.5 s)."""
     from rulem_db.reports.frames import read_geo as _read_geo
 
     return _read_geo(conn, (
@@ -119,7 +121,12 @@ def _parcels(conn: sa.Connection, plan_area_id: int, seen: int | None,
         "  JOIN core.parcel q"
         "    ON q.geom && ST_MakeEnvelope(b.x0, b.y0, b.x1, b.y1, ops.working_srid())"
         "  WHERE q.valid_to IS NULL AND q.plan_area_id = :p) "
-        + _DRAWN.format(near="AND p.parcel_id IN (SELECT parcel_id FROM near)")),
+        "SELECT p.parcel_id, s.status, ST_AsEWKB(p.geom) AS geom FROM near "
+        "CROSS JOIN LATERAL (SELECT s.status FROM ops.run_parcel_balance s"
+        "  WHERE s.run_id = :seen AND s.parcel_id = near.parcel_id AND s.status <> 'none'"
+        "  OFFSET 0) s "
+        "JOIN core.parcel p ON p.parcel_id = near.parcel_id "
+        "WHERE p.valid_to IS NULL AND p.plan_area_id = :p ORDER BY p.parcel_id"),
         {"seen": seen or -1, "p": plan_area_id, "x0": [float(b[0]) for b in boxes],
          "y0": [float(b[1]) for b in boxes], "x1": [float(b[2]) for b in boxes],
          "y1": [float(b[3]) for b in boxes]})
@@ -214,7 +221,7 @@ def parcel_raster(conn: sa.Connection, reports: Path, plan_code: str, plan_area_
 def _changed_boxes(conn: sa.Connection, plan_area_id: int, kept: dict,
                    seen: int | None) -> list[tuple[float, float, float, float]] | None:
     """Ground boxes of what changed since the kept raster's run among the parcels either run's
-    raster draws (_DRAWN): those whose kept status differs (old and new polygon) and their
+    raster draws (_drawn_parcels): those whose kept status differs (old and new polygon) and their
     versions opened or closed since that run began. A parcel with no balance in either run is
     white on white in both, whatever its polygon did. None when that run's balances are not
     kept any more (draw the whole raster)."""
