@@ -24,7 +24,9 @@ layout.
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,14 +99,21 @@ def _rows(conn: sa.Connection, sql: str, **params: Any) -> list[dict[str, Any]]:
     return [dict(r) for r in conn.execute(sa.text(sql), params).mappings().all()]
 
 
-def _read(conn: sa.Connection, run_id: int, url: str) -> _Data:
-    run = _rows(conn, "SELECT r.*, pa.code AS plan_code, pa.name AS plan_name FROM ops.run r "
-                "JOIN core.plan_area pa USING (plan_area_id) WHERE r.run_id = :r", r=run_id)[0]
+def _read_run(conn: sa.Connection, run_id: int) -> dict[str, Any]:
+    """The run's row with its plan area's code and name."""
+    return _rows(conn, "SELECT r.*, pa.code AS plan_code, pa.name AS plan_name FROM ops.run r "
+                 "JOIN core.plan_area pa USING (plan_area_id) WHERE r.run_id = :r", r=run_id)[0]
+
+
+def _read_places(conn: sa.Connection, run: dict[str, Any], url: str) -> dict[str, Any]:
+    """What the maps and the GeoPackage draw and write (read in the report's own thread):
+    the parcels of a plan area drawn as vectors, the findings with their places, the outline,
+    and the previous run and the inbox files, which the page shows."""
+    run_id, plan = run["run_id"], run["plan_area_id"]
     previous = None
     if run["previous_run_id"]:
         previous = _rows(conn, "SELECT * FROM ops.run WHERE run_id = :r",
                          r=run["previous_run_id"])[0]
-    plan = run["plan_area_id"]
     count = parcel_count(conn, plan)
     parcels = None
     if drawn_as_vectors(count):
@@ -114,14 +123,6 @@ def _read(conn: sa.Connection, run_id: int, url: str) -> _Data:
             parcels = read_parcel_frame(conn, plan)
     else:
         prefetch.discard(url, run_id)
-    active = conn.execute(sa.text(
-        "SELECT pin, impact_acres, required_acres, credit_acres, credit_hosted_acres, "
-        "balance_acres, status FROM pub.parcel_balance "
-        "WHERE plan_area_id = :p AND status <> 'none' ORDER BY pin LIMIT :n"),
-        {"p": plan, "n": MAX_ROWS}).all()
-    active_count = conn.execute(sa.text(
-        "SELECT count(*) FROM pub.parcel_balance WHERE plan_area_id = :p "
-        "AND status <> 'none'"), {"p": plan}).scalar_one()
     finding_geo = _read_geo(conn, (
         # finding_id: the finding's ID from run to run (what `rulem-db finding` takes);
         # occurrence_id: this run's row (docs/checks.md, "Finding review")
@@ -140,20 +141,35 @@ def _read(conn: sa.Connection, run_id: int, url: str) -> _Data:
         conn, "SELECT ST_AsEWKB(geom) AS geom FROM pub.plan_balance "
         "WHERE plan_area_id = :p AND geom IS NOT NULL",
         {"p": plan})
-    return _Data(
-        run=run, previous=previous,
-        files=_rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
-                    r=run_id),
-        finding_changes=_rows(conn, "SELECT * FROM ops.run_finding_change(:r)", r=run_id),
-        parcel_changes=_rows(conn, "SELECT * FROM ops.run_parcel_change(:r)", r=run_id),
-        findings=_rows(conn, "SELECT * FROM ops.run_finding "
-                       "WHERE run_id = ops.findings_seen_in(:r) "
-                       "ORDER BY permit_no, paragraph, check_code, finding_key LIMIT :n",
-                       r=run_id, n=MAX_ROWS),
-        parcels=parcels, finding_geo=finding_geo, outline=outline,
-        active=[tuple(r) for r in active], active_count=int(active_count),
-        parcel_count=count, **_finding_counts(conn, run_id), **_permits(conn, plan),
-        **_finding_review(conn, run_id))
+    files = _rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
+                  r=run_id)
+    return {"previous": previous, "parcel_count": count, "parcels": parcels,
+            "finding_geo": finding_geo, "outline": outline, "files": files}
+
+
+def _read_lists(conn: sa.Connection, run: dict[str, Any]) -> dict[str, Any]:
+    """What the page lists and counts, all of it worked out by the server (read beside the
+    drawing, see write_run_report): the changes, the findings by review section and by check,
+    the permits and the parcels with a balance."""
+    run_id, plan = run["run_id"], run["plan_area_id"]
+    active = conn.execute(sa.text(
+        "SELECT pin, impact_acres, required_acres, credit_acres, credit_hosted_acres, "
+        "balance_acres, status FROM pub.parcel_balance "
+        "WHERE plan_area_id = :p AND status <> 'none' ORDER BY pin LIMIT :n"),
+        {"p": plan, "n": MAX_ROWS}).all()
+    active_count = conn.execute(sa.text(
+        "SELECT count(*) FROM pub.parcel_balance WHERE plan_area_id = :p "
+        "AND status <> 'none'"), {"p": plan}).scalar_one()
+    return {
+        "finding_changes": _rows(conn, "SELECT * FROM ops.run_finding_change(:r)", r=run_id),
+        "parcel_changes": _rows(conn, "SELECT * FROM ops.run_parcel_change(:r)", r=run_id),
+        "findings": _rows(conn, "SELECT * FROM ops.run_finding "
+                          "WHERE run_id = ops.findings_seen_in(:r) "
+                          "ORDER BY permit_no, paragraph, check_code, finding_key LIMIT :n",
+                          r=run_id, n=MAX_ROWS),
+        "active": [tuple(r) for r in active], "active_count": int(active_count),
+        **_finding_counts(conn, run_id), **_permits(conn, plan),
+        **_finding_review(conn, run_id)}
 
 
 def _finding_review(conn: sa.Connection, run_id: int) -> dict[str, Any]:
@@ -247,50 +263,89 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
     gets a short page that says so and links the last full report, whose balances, findings,
     maps and files are this run's too: rendering 100,000 parcels again to draw the same map
     would make a quiet night as long as a busy one.
+
+    A full report works on both cores: a second thread has the server work out the page's
+    lists and write the two CSV files (COPY) while this one reads the findings' places, draws
+    the maps and writes the GeoPackage, which is mostly Python's work. One after the other
+    they were 15 s of a state's 1 % night.
     """
     with dbmod.connect(url) as conn:
         same = _same_report(conn, run_id, status)
         if same is not None:
             prefetch.discard(url, run_id)
             return _write_same_report(conn, run_id, reports, status, message, same)
-        data = _read(conn, run_id, url)
+        run = _read_run(conn, run_id)
+    folder = folder_for(reports, run)
+    folder.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rulem-report-lists") as beside:
+        lists = beside.submit(contextvars.copy_context().run, _lists, url, run)
+        tables = beside.submit(contextvars.copy_context().run, _tables, url, run, folder,
+                               lists)
+        return _draw_and_write(url, run, Path(reports), folder, status, message, lists,
+                               tables)
+
+
+def _lists(url: str, run: dict[str, Any]) -> dict[str, Any]:
+    with dbmod.connect(url) as conn:
+        return _read_lists(conn, run)
+
+
+def _changed_ids(lists: dict[str, Any]) -> set[int]:
+    return {int(r["parcel_id"]) for r in lists["parcel_changes"]}
+
+
+def _tables(url: str, run: dict[str, Any], folder: Path,
+            lists: Future[dict[str, Any]]) -> tuple[Path, Path]:
+    """parcel_balance.csv and permit_balance.csv, written by the server."""
+    changed = _changed_ids(lists.result())
+    with dbmod.connect(url) as conn:
+        return (write_parcel_csv(conn, folder / "parcel_balance.csv", run["plan_area_id"],
+                                 changed),
+                write_permit_csv(conn, folder / "permit_balance.csv", run["plan_area_id"]))
+
+
+def _draw_and_write(url: str, run: dict[str, Any], reports: Path, folder: Path, status: str,
+                    message: str, lists: Future[dict[str, Any]],
+                    tables: Future[tuple[Path, Path]]) -> RunReport:
+    """The report's own thread (see write_run_report): the maps, the GeoPackage, the page."""
     from rulem_db.reports.map import balance_map
 
-    folder = folder_for(reports, data.run)
-    folder.mkdir(parents=True, exist_ok=True)
-    changed_ids = {int(r["parcel_id"]) for r in data.parcel_changes}
-    title = f"Rule M nightly reconciliation: {data.run['plan_name']}"
-    raster = changed = None
-    if data.parcels is None:  # a large plan area: the kept raster, redrawn where it changed
+    run_id = run["run_id"]
+    with dbmod.connect(url) as conn:
+        places = _read_places(conn, run, url)
+    title = f"Rule M nightly reconciliation: {run['plan_name']}"
+    raster = None
+    if places["parcels"] is None:  # a large plan area: the kept raster, redrawn where it changed
         from rulem_db.reports import tiles
 
         with dbmod.connect(url) as conn:
-            raster = tiles.parcel_raster(conn, Path(reports), data.run["plan_code"],
-                                         data.run["plan_area_id"], run_id,
-                                         _frame_box(conn, data))
-            changed = _parcels_by_id(conn, changed_ids) if changed_ids else None
+            raster = tiles.parcel_raster(conn, reports, run["plan_code"], run["plan_area_id"],
+                                         run_id, _frame_box(conn, run["plan_area_id"],
+                                                            places["outline"]))
     balance_png = folder / "balance_map.png"
     balance_png.write_bytes(balance_map(
-        data.parcels, data.finding_geo, data.outline,
+        places["parcels"], places["finding_geo"], places["outline"],
         f"Parcel balance and findings, run {run_id}", raster=raster))
+    gpkg = _write_findings_gpkg(folder / "findings.gpkg", places["finding_geo"])
+    data = _Data(run=run, **places, **lists.result())
+    changed_ids = _changed_ids(lists.result())
     changes_png = None
     if changed_ids:
+        changed = None
+        if raster is not None:
+            with dbmod.connect(url) as conn:
+                changed = _parcels_by_id(conn, changed_ids)
         changes_png = folder / "changes_map.png"
-        since = (f"since run {data.run['previous_run_id']}" if data.run["previous_run_id"]
+        since = (f"since run {run['previous_run_id']}" if run["previous_run_id"]
                  else "(first run: every parcel with a balance)")
         changes_png.write_bytes(balance_map(
             data.parcels, None, data.outline, f"Parcels whose balance changed {since}",
             highlight=changed_ids, raster=raster, highlighted=changed))
-    with dbmod.connect(url) as conn:
-        parcel_csv = write_parcel_csv(conn, folder / "parcel_balance.csv",
-                                      data.run["plan_area_id"], changed_ids)
-        permit_csv = write_permit_csv(conn, folder / "permit_balance.csv",
-                                      data.run["plan_area_id"])
-    gpkg = _write_findings_gpkg(folder / "findings.gpkg", data.finding_geo)
+    parcel_csv, permit_csv = tables.result()
     html_path = folder / "index.html"
     html_path.write_text(_html(data, status, message, title, balance_png, changes_png),
                          encoding="utf-8")
-    write_index(url, Path(reports), {run_id: (status, message)})
+    write_index(url, reports, {run_id: (status, message)})
     from rulem_db.reports.map import forget
 
     forget()
@@ -363,9 +418,7 @@ def _same_as_earlier_report(conn: sa.Connection, run_id: int) -> Path | None:
 def _write_same_report(conn: sa.Connection, run_id: int, reports: Path, status: str,
                        message: str, same: Path) -> RunReport:
     """The short page of a run that changed nothing (see write_run_report)."""
-    run = _rows(conn, "SELECT r.*, pa.code AS plan_code, pa.name AS plan_name FROM ops.run r "
-                "JOIN core.plan_area pa USING (plan_area_id) WHERE r.run_id = :r",
-                r=run_id)[0]
+    run = _read_run(conn, run_id)
     previous = _rows(conn, "SELECT * FROM ops.run WHERE run_id = :r",
                      r=run["previous_run_id"])[0]
     files = _rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
@@ -442,14 +495,15 @@ def write_index_with(conn: sa.Connection, reports: Path,
     return index
 
 
-def _frame_box(conn: sa.Connection, data: _Data) -> tuple[float, float, float, float]:
+def _frame_box(conn: sa.Connection, plan_area_id: int,
+               outline: gpd.GeoDataFrame | None) -> tuple[float, float, float, float]:
     """The ground box a large plan area's raster covers: its outline's, else its parcels'."""
-    if data.outline is not None and len(data.outline):
-        return tuple(float(v) for v in data.outline.total_bounds)  # type: ignore[return-value]
+    if outline is not None and len(outline):
+        return tuple(float(v) for v in outline.total_bounds)  # type: ignore[return-value]
     row = conn.execute(sa.text(
         "SELECT ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e) FROM (SELECT ST_Extent(geom) "
         "AS e FROM core.parcel WHERE valid_to IS NULL AND plan_area_id = :p) x"),
-        {"p": data.run["plan_area_id"]}).one()
+        {"p": plan_area_id}).one()
     return tuple(float(v) for v in row)  # type: ignore[return-value]
 
 
