@@ -19,7 +19,7 @@ edge narrower than a pixel, as map.MAX_EDGED_PARCELS decides for the vector map)
 those the run's snapshot kept (ops.parcels_seen_in: what its comparison saw), 'none' for a
 parcel it does not list. A 'none' parcel is white on the white ground, so only the parcels with a
 balance are read and drawn, and only their changes are redrawn: a plan area's parcels with a
-balance follow its permits, not its size (40,000 of a state's 1,000,000).
+balance follow its permits, not its size (41,000 of a state's 1,000,000).
 """
 
 from __future__ import annotations
