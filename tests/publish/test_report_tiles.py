@@ -49,6 +49,14 @@ def _change(url: str) -> None:
         eng.dispose()
 
 
+def _raster_box(conn: sa.Connection, plan: int) -> tuple[float, float, float, float]:
+    """The ground box the report's raster covers: the plan area's outline's."""
+    outline = report_run._read_geo(
+        conn, "SELECT ST_AsEWKB(geom) AS geom FROM pub.plan_balance "
+        "WHERE plan_area_id = :p AND geom IS NOT NULL", {"p": plan})
+    return report_run._frame_box(conn, plan, outline)
+
+
 @pytest.fixture(scope="module")
 def two_nights(admin_url: URL, demo_template: DemoTemplate,
                tmp_path_factory: pytest.TempPathFactory):
@@ -83,11 +91,8 @@ def test_the_second_night_patched_the_raster_as_a_whole_drawing_would(two_nights
         with eng.connect() as conn:
             plan = conn.execute(sa.text("SELECT plan_area_id FROM ops.run WHERE run_id = :r"),
                                 {"r": second.run_id}).scalar_one()
-            outline = report_run._read_geo(
-                conn, "SELECT ST_AsEWKB(geom) AS geom FROM pub.plan_balance "
-                "WHERE plan_area_id = :p AND geom IS NOT NULL", {"p": plan})
-            fresh = tiles.parcel_raster(conn, tmp_path, folder.name, plan, second.run_id,
-                                        tuple(float(v) for v in outline.total_bounds))
+            box = _raster_box(conn, plan)
+            fresh = tiles.parcel_raster(conn, tmp_path, folder.name, plan, second.run_id, box)
     finally:
         eng.dispose()
     assert fresh.redrawn == "whole"
@@ -124,13 +129,11 @@ def test_parcels_without_a_balance_leave_the_raster_as_drawing_them_would(two_ni
                 "WHERE run_id = :r"), {"r": second.run_id}).one()
             every = _every_parcel(conn, plan, seen)
             drawn = tiles._drawn_parcels(conn, plan, seen)
-            outline = report_run._read_geo(
-                conn, "SELECT ST_AsEWKB(geom) AS geom FROM pub.plan_balance "
-                "WHERE plan_area_id = :p AND geom IS NOT NULL", {"p": plan})
+            box = _raster_box(conn, plan)
     finally:
         eng.dispose()
     assert (every["status"] == "none").sum() > len(drawn) > 0  # most are skipped
-    frame = tiles.Frame.over(tuple(float(v) for v in outline.total_bounds))
+    frame = tiles.Frame.over(box)
     side = tiles.TILE_PX
     coloured = 0
     for j in range(frame.rows):
@@ -168,11 +171,8 @@ def test_only_a_moved_parcel_with_a_balance_redraws_the_kept_raster(two_nights, 
                 " AND valid_to IS NULL RETURNING parcel_id"),
                 {"p": plan, "seen": seen, "b": with_balance}).all()
             assert len(moved) == 1
-            outline = report_run._read_geo(
-                conn, "SELECT ST_AsEWKB(geom) AS geom FROM pub.plan_balance "
-                "WHERE plan_area_id = :p AND geom IS NOT NULL", {"p": plan})
-            got = tiles.parcel_raster(conn, tmp_path, folder.name, plan, second.run_id,
-                                      tuple(float(v) for v in outline.total_bounds))
+            box = _raster_box(conn, plan)
+            got = tiles.parcel_raster(conn, tmp_path, folder.name, plan, second.run_id, box)
             tx.rollback()
     finally:
         eng.dispose()
