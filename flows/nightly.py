@@ -298,7 +298,7 @@ def _read_parcels_ahead(url: str, run_id: int, plan: runs.PlanArea) -> None:
     same balances (rulem_db.reports.prefetch). A courtesy: any failure here leaves the report
     to read the parcels itself."""
     from rulem_db.reports import prefetch
-    from rulem_db.reports.run import drawn_as_vectors, parcel_count
+    from rulem_db.reports.frames import drawn_as_vectors, parcel_count
 
     try:
         with dbmod.connect(url) as conn:

@@ -16,6 +16,11 @@ import sqlalchemy as sa
 if TYPE_CHECKING:  # geopandas, pandas and shapely load only when a frame is read (1-2 s)
     import geopandas as gpd
 
+# Up to this many parcels a plan area's maps draw every parcel from its polygon, with its edge
+# (and its PIN at site scale); above it an edge is narrower than a pixel, and the maps draw the
+# parcel raster kept between nights instead (reports/tiles.py).
+MAX_EDGED_PARCELS = 20_000
+
 PARCEL_COLUMNS = ("parcel_id", "pin", "impact_acres", "required_acres", "credit_acres",
                   "credit_proposed_acres", "credit_constructed_acres", "credit_hosted_acres",
                   "balance_acres", "status")
@@ -55,3 +60,18 @@ def read_parcel_frame(conn: sa.Connection, plan_area_id: int) -> gpd.GeoDataFram
     return read_geo(
         conn, f"SELECT {', '.join(PARCEL_COLUMNS)}, ST_AsEWKB(geom) AS geom "
         "FROM pub.parcel_balance WHERE plan_area_id = :p ORDER BY pin", {"p": plan_area_id})
+
+
+def parcel_count(conn: sa.Connection, plan_area_id: int) -> int:
+    """The plan area's current parcels."""
+    return int(conn.execute(sa.text(
+        "SELECT count(*) FROM core.parcel WHERE valid_to IS NULL AND plan_area_id = :p"),
+        {"p": plan_area_id}).scalar_one())
+
+
+def drawn_as_vectors(parcels: int) -> bool:
+    """Whether a plan area's maps draw every parcel from its polygon, and its report reads
+    them all: up to MAX_EDGED_PARCELS. Here and not in map.py because the nightly asks before
+    its checks, and importing map.py (matplotlib) there cost 0.9 s in the night's own thread
+    that the thread loading it beside the checks (flows.nightly) now takes."""
+    return parcels <= MAX_EDGED_PARCELS

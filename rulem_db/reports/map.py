@@ -31,6 +31,7 @@ from matplotlib.patches import Patch, PathPatch  # noqa: E402
 from matplotlib.path import Path  # noqa: E402
 
 from rulem_db.pins import pin_display  # noqa: E402
+from rulem_db.reports import frames  # noqa: E402
 from rulem_db.reports.palette import SEVERITY_COLOURS  # noqa: E402
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 from rulem_db.reports.palette import BALANCE_COLOURS  # noqa: E402  (the one palette)
 
 OUTLINE = "#111111"
-MAX_EDGED_PARCELS = 20_000
 # Parcels are labelled at 1:SITE_SCALE or closer, as the QGIS default styles label them
 # (ops.layer_label_rule in sql/940_layer_styles.sql); beyond it labels would hide the map.
 SITE_SCALE = 10_000
@@ -228,7 +228,7 @@ def balance_map(parcels: gpd.GeoDataFrame | None, findings: gpd.GeoDataFrame | N
             colours = parcels["status"].map(BALANCE_COLOURS).fillna(BALANCE_COLOURS["none"])
             # parcel edges only where they can be seen: at tens of thousands of parcels an
             # edge is narrower than a pixel and drawing it doubles the time
-            edge = 0.4 if len(parcels) <= MAX_EDGED_PARCELS else 0.0
+            edge = 0.4 if frames.drawn_as_vectors(len(parcels)) else 0.0
             _polygons(ax, parcels.geometry, colours, zorder=1, edgecolors="#8c8c8c",
                       linewidths=edge)
             if highlight:

@@ -37,7 +37,12 @@ import sqlalchemy as sa
 from rulem_db import db as dbmod
 from rulem_db.reports import html as h
 from rulem_db.reports import prefetch
-from rulem_db.reports.frames import PARCEL_COLUMNS, read_parcel_frame
+from rulem_db.reports.frames import (
+    PARCEL_COLUMNS,
+    drawn_as_vectors,
+    parcel_count,
+    read_parcel_frame,
+)
 from rulem_db.reports.frames import read_geo as _read_geo
 
 if TYPE_CHECKING:  # geopandas, pandas and matplotlib load only for a full report (1-2 s)
@@ -227,22 +232,6 @@ def _finding_counts(conn: sa.Connection, run_id: int) -> dict[str, Any]:
             "finding_checks": [tuple(r) for r in checks],
             "finding_permits": [tuple(r)[:5] for r in permits],
             "finding_permit_rows": int(permits[0][5]) if permits else 0}
-
-
-def parcel_count(conn: sa.Connection, plan_area_id: int) -> int:
-    """The plan area's current parcels."""
-    return int(conn.execute(sa.text(
-        "SELECT count(*) FROM core.parcel WHERE valid_to IS NULL AND plan_area_id = :p"),
-        {"p": plan_area_id}).scalar_one())
-
-
-def drawn_as_vectors(parcels: int) -> bool:
-    """Whether a plan area's maps draw every parcel from its polygon (and the report reads
-    them all): up to map.MAX_EDGED_PARCELS, where edges are drawn and a site may be labelled.
-    A larger one is drawn from the parcel raster kept between nights (reports/tiles.py)."""
-    from rulem_db.reports.map import MAX_EDGED_PARCELS
-
-    return parcels <= MAX_EDGED_PARCELS
 
 
 def folder_for(reports: Path, run: dict[str, Any]) -> Path:

@@ -15,7 +15,7 @@ as a redraw of the whole tile would (tests/publish/test_report_tiles.py). The ma
 raster under the plan outline and the findings (rulem_db.reports.map).
 
 Colours are the balance map's (map.BALANCE_COLOURS); parcels carry no edge at this scale (an
-edge narrower than a pixel, as map.MAX_EDGED_PARCELS decides for the vector map). Statuses are
+edge narrower than a pixel, as frames.MAX_EDGED_PARCELS decides for the vector map). Statuses are
 those the run's snapshot kept (ops.parcels_seen_in: what its comparison saw), 'none' for a
 parcel it does not list. A 'none' parcel is white on the white ground, so only the parcels with a
 balance are read and drawn, and only their changes are redrawn: a plan area's parcels with a

@@ -2,7 +2,7 @@
 a large plan area's maps come from a parcel raster kept between nights and redrawn only where
 parcels changed, and parcel_balance.csv is written by the server.
 
-The demo plan area stands in for a large one (map.MAX_EDGED_PARCELS lowered, so its report
+The demo plan area stands in for a large one (frames.MAX_EDGED_PARCELS lowered, so its report
 takes the raster's path): the raster the second night patched equals, pixel for pixel, the one
 drawn whole from the same state, and the CSV equals the one pandas wrote from the parcel frame
 byte for byte.
@@ -21,9 +21,8 @@ from sqlalchemy.engine import URL
 from sqlalchemy.pool import NullPool
 
 from flows import nightly
-from rulem_db.reports import map as report_map
+from rulem_db.reports import frames, tiles
 from rulem_db.reports import run as report_run
-from rulem_db.reports import tiles
 
 
 def _engine(url: str) -> sa.Engine:
@@ -64,7 +63,7 @@ def two_nights(admin_url: URL, demo_template: DemoTemplate,
     reports folder, the second night's summary, how many tiles were drawn whole then)."""
     reports = tmp_path_factory.mktemp("report_tiles")
     mp = pytest.MonkeyPatch()
-    mp.setattr(report_map, "MAX_EDGED_PARCELS", 0)
+    mp.setattr(frames, "MAX_EDGED_PARCELS", 0)
     whole_draws: list[int] = []
     real = tiles._draw_whole
     try:
