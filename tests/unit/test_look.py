@@ -1,7 +1,7 @@
 """One look without a database (docs/publishing.md): the PIN display form, figures in a
-CSV as the table prints them, the report map's PIN labels at site scale. The PIN form is held
-to core.pin_display, and the palette to pub.severity_style, in
-tests/publish/test_publish_look.py."""
+CSV as the table prints them, the report map's PIN labels at site scale and its parcel raster
+averaged down to the figure's size. The PIN form is held to core.pin_display, and the palette
+to pub.severity_style, in tests/publish/test_publish_look.py."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import geopandas as gpd
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 from shapely.geometry import box
 
@@ -97,6 +98,23 @@ def test_the_map_labels_parcels_at_site_scale_only() -> None:
             plt.close(fig)
     png = report_map.balance_map(_site(4, 100.0), None, None, "site")
     assert png.startswith(b"\x89PNG")
+
+
+def test_the_parcel_raster_is_averaged_down_to_no_fewer_pixels_than_its_figure() -> None:
+    # a figure of 11 x 8.5 inches at 110 dpi is 1,210 x 935 pixels: a 2,048-pixel raster is
+    # at least 2.19 times its size (k = 2), an 8,192-pixel one 8.76 times (k = 8), a
+    # 1,024-pixel one 1.10 times (kept as it is)
+    raster = np.zeros((2048, 2048, 4), np.uint8)
+    raster[0::2, 0::2] = 255  # one pixel of each 2 x 2 block white: 255 / 4 = 63.75 -> 64
+    raster[-2:, -2:] = (10, 20, 30, 40)  # the last block all one colour
+    shown = report_map.shown_pixels(raster, (11, 8.5), 110)
+    assert shown.shape == (1024, 1024, 4) and shown.dtype == np.uint8
+    assert tuple(shown[0, 0]) == (64, 64, 64, 64)
+    assert tuple(shown[-1, -1]) == (10, 20, 30, 40)
+    big = np.full((8192, 8192, 4), 200, np.uint8)
+    assert report_map.shown_pixels(big, (11, 8.5), 110).shape == (1024, 1024, 4)
+    small = np.zeros((1024, 1024, 4), np.uint8)
+    assert report_map.shown_pixels(small, (11, 8.5), 110) is small
 
 
 def test_schedule_help_says_it_needs_a_prefect_server_and_how_to_start_one(
