@@ -116,7 +116,8 @@ def _every_parcel(conn: sa.Connection, plan: int, seen: int):
 def test_parcels_without_a_balance_leave_the_raster_as_drawing_them_would(two_nights,
                                                                           tmp_path) -> None:
     """The raster reads and draws only the parcels with a balance: every tile drawn from every
-    parcel, the white 'none' ones included, comes out the same pixel for pixel."""
+    parcel, the white 'none' ones included, comes out the same pixel for pixel, drawn by one
+    painter in the reverse of the order the raster was drawn in."""
     url, reports, second, _ = two_nights
     [folder] = (reports / ".parcel-raster").iterdir()
     kept = np.load(folder / "raster.npy")
@@ -135,12 +136,18 @@ def test_parcels_without_a_balance_leave_the_raster_as_drawing_them_would(two_ni
     frame = tiles.Frame.over(box)
     side = tiles.TILE_PX
     coloured = 0
-    for j in range(frame.rows):
-        for i in range(frame.cols):
-            tile = tiles._draw_tile(frame, i, j, every)
+    painter = tiles._Painter()  # one for every tile, in the reverse of the raster's order
+    last = (0, 0)
+    for j in reversed(range(frame.rows)):
+        for i in reversed(range(frame.cols)):
+            tile = painter.tile(frame, i, j, every)
             assert np.array_equal(tile, kept[j * side:(j + 1) * side, i * side:(i + 1) * side])
             coloured += int((tile[..., :3] != 255).any(axis=-1).sum())
+            if (tile[..., :3] != 255).any():
+                last = (i, j)
     assert coloured > 0  # the picture is not blank
+    # the painter keeps nothing of a tile: the last coloured one again, without parcels, is white
+    assert (painter.tile(frame, *last, every.iloc[:0]) == 255).all()
 
 
 @pytest.mark.parametrize("with_balance", [False, True])
