@@ -816,10 +816,12 @@ BEGIN
     RETURNING r.*
   )
   SELECT * FROM done;
+  PERFORM ledger.refresh_statistics();  -- sql/177: what reads the ledger next plans from it
 END $$;
 COMMENT ON FUNCTION ledger.finish_run(bigint, text, text) IS
   'Closes a run with its status and counts (queue rows, owners, entries, reversals); purges '
-  'processed queue rows older than the retention period.';
+  'processed queue rows older than the retention period; analyzes the ledger tables that '
+  'grew by a tenth (ledger.refresh_statistics).';
 
 REVOKE ALL ON FUNCTION ledger.session_alive(integer, timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.session_alive(integer, timestamptz) TO rulem_etl;
