@@ -200,21 +200,21 @@ def _label_parcels(ax, fig, parcels: gpd.GeoDataFrame) -> int:
     return len(labels)
 
 
-def shown_pixels(pixels: np.ndarray, size: tuple[float, float], dpi: int) -> np.ndarray:
+def shown_pixels(pixels: np.ndarray, shown: tuple[float, float]) -> np.ndarray:
     """The parcel raster averaged over blocks of k x k pixels, k the largest power of two that
-    keeps it at least as many pixels as the figure gives it (its axes are no larger than the
-    figure), so the map looks the same (antialiased either way).
+    keeps it at least as many pixels as it is shown on (shown: its width and height on the
+    map, in the figure's pixels), so the map looks the same (antialiased either way).
 
     Why: matplotlib resamples an image through masked float64 arrays, over 100 MB for the kept
     raster's 2048 x 2048 pixels: a report's first map took 0.95 s, 0.37 s with the raster
-    averaged to 1024 x 1024 for its figure of 1210 x 935 pixels (later maps 0.32-0.60 s and
+    averaged to 1024 x 1024 for its 900 pixels on the map (later maps 0.32-0.60 s and
     0.33-0.51 s). A power of two divides the raster's sides (whole tiles of 256 pixels), so
     its extent is unchanged.
     """
     h, w = pixels.shape[:2]
-    ratio = max(w / (size[0] * dpi), h / (size[1] * dpi))
     k = 1
-    while k * 2 <= ratio and h % (k * 2) == 0 and w % (k * 2) == 0:
+    while (w / (k * 2) >= shown[0] and h / (k * 2) >= shown[1]
+           and h % (k * 2) == 0 and w % (k * 2) == 0):
         k *= 2
     if k == 1:
         return pixels
@@ -225,6 +225,15 @@ def shown_pixels(pixels: np.ndarray, size: tuple[float, float], dpi: int) -> np.
         for dx in range(k):
             total += pixels[dy::k, dx::k]
     return ((total + k * k // 2) // (k * k)).astype(pixels.dtype)
+
+
+def _shown_size(ax, extent: tuple[float, float, float, float]) -> tuple[float, float]:
+    """Width and height, in the figure's pixels, that a ground extent (left, right, bottom,
+    top) takes on the axes as they are laid out now."""
+    ax.apply_aspect()
+    (x0, y0), (x1, y1) = ax.transData.transform([(extent[0], extent[2]),
+                                                 (extent[1], extent[3])])
+    return abs(x1 - x0), abs(y1 - y0)
 
 
 def balance_map(parcels: gpd.GeoDataFrame | None, findings: gpd.GeoDataFrame | None,
@@ -241,12 +250,13 @@ def balance_map(parcels: gpd.GeoDataFrame | None, findings: gpd.GeoDataFrame | N
     between nights (reports/tiles.py) and the highlighted parcels themselves.
     """
     fig, ax = plt.subplots(figsize=size, dpi=dpi)
+    image = None
     if parcels is None:
         parcels = gpd.GeoDataFrame({"status": [], "pin": []}, geometry=[])
     try:
         if raster is not None:
-            ax.imshow(shown_pixels(raster.pixels, size, dpi), extent=raster.frame.extent,
-                      origin="upper", interpolation="antialiased", zorder=1)
+            image = ax.imshow(raster.pixels, extent=raster.frame.extent, origin="upper",
+                              interpolation="antialiased", zorder=1)
             ax.update_datalim([raster.frame.extent[::2], raster.frame.extent[1::2]])
             if highlight and highlighted is not None and len(highlighted):
                 _polygons(ax, highlighted.geometry, "none", zorder=3, edgecolors="#000000",
@@ -284,6 +294,9 @@ def balance_map(parcels: gpd.GeoDataFrame | None, findings: gpd.GeoDataFrame | N
                   frameon=False)
         _scale_bar(ax)
         fig.tight_layout()
+        if image is not None:  # its size on the map is known once the map is laid out
+            image.set_data(shown_pixels(raster.pixels,
+                                        _shown_size(ax, raster.frame.extent)))
         _label_parcels(ax, fig, parcels)
         buf = io.BytesIO()
         fig.savefig(buf, format="png", bbox_inches="tight", pad_inches=0.15)

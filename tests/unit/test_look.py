@@ -22,7 +22,7 @@ from rulem_cli import main as cli
 from rulem_cli.output import emit
 from rulem_db.pins import pin_display
 from rulem_db.reports import map as report_map
-from rulem_db.reports import statement
+from rulem_db.reports import statement, tiles
 from rulem_db.reports.html import CSS
 from rulem_db.reports.palette import SEVERITY_COLOURS
 
@@ -100,21 +100,43 @@ def test_the_map_labels_parcels_at_site_scale_only() -> None:
     assert png.startswith(b"\x89PNG")
 
 
-def test_the_parcel_raster_is_averaged_down_to_no_fewer_pixels_than_its_figure() -> None:
-    # a figure of 11 x 8.5 inches at 110 dpi is 1,210 x 935 pixels: a 2,048-pixel raster is
-    # at least 2.19 times its size (k = 2), an 8,192-pixel one 8.76 times (k = 8), a
-    # 1,024-pixel one 1.10 times (kept as it is)
+def test_the_parcel_raster_is_averaged_down_to_no_fewer_pixels_than_it_is_shown_on() -> None:
+    # shown on 900 x 900 pixels, a 2,048-pixel raster is 2.28 times that (k = 2), an
+    # 8,192-pixel one 9.1 times (k = 8); 1,792 x 2,048 on 1,000 x 700 pixels: k = 2 keeps
+    # 1,024 >= 1,000 and 896 >= 700; on 1,100 pixels wide, 1,024 would be fewer (k = 1)
     raster = np.zeros((2048, 2048, 4), np.uint8)
     raster[0::2, 0::2] = 255  # one pixel of each 2 x 2 block white: 255 / 4 = 63.75 -> 64
     raster[-2:, -2:] = (10, 20, 30, 40)  # the last block all one colour
-    shown = report_map.shown_pixels(raster, (11, 8.5), 110)
+    shown = report_map.shown_pixels(raster, (900, 900))
     assert shown.shape == (1024, 1024, 4) and shown.dtype == np.uint8
     assert tuple(shown[0, 0]) == (64, 64, 64, 64)
     assert tuple(shown[-1, -1]) == (10, 20, 30, 40)
     big = np.full((8192, 8192, 4), 200, np.uint8)
-    assert report_map.shown_pixels(big, (11, 8.5), 110).shape == (1024, 1024, 4)
-    small = np.zeros((1024, 1024, 4), np.uint8)
-    assert report_map.shown_pixels(small, (11, 8.5), 110) is small
+    assert report_map.shown_pixels(big, (900, 900)).shape == (1024, 1024, 4)
+    wide = np.zeros((1792, 2048, 4), np.uint8)
+    assert report_map.shown_pixels(wide, (1000, 700)).shape == (896, 1024, 4)
+    assert report_map.shown_pixels(wide, (1100, 700)) is wide
+
+
+def test_the_balance_map_averages_its_raster_for_the_size_it_is_laid_out_at(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a 2,048 x 1,792 raster over 2,048 x 1,792 m on the default figure (11 x 8.5 in at
+    # 110 dpi): laid out, it takes under 1,024 pixels of the map's width, so it is averaged
+    # once (k = 2)
+    frame = tiles.Frame(0.0, 1792.0, 1.0, 8, 7)
+    raster = tiles.Raster(frame, np.full((1792, 2048, 4), 255, np.uint8), "kept")
+    seen: list[tuple[int, ...]] = []
+    real = report_map.shown_pixels
+
+    def spy(pixels: np.ndarray, shown: tuple[float, float]) -> np.ndarray:
+        out = real(pixels, shown)
+        seen.append(out.shape)
+        assert shown[0] <= out.shape[1] and shown[1] <= out.shape[0]
+        return out
+
+    monkeypatch.setattr(report_map, "shown_pixels", spy)
+    png = report_map.balance_map(None, None, None, "raster", raster=raster)
+    assert png.startswith(b"\x89PNG") and seen == [(896, 1024, 4)]
 
 
 def test_schedule_help_says_it_needs_a_prefect_server_and_how_to_start_one(
