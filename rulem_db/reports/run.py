@@ -253,7 +253,7 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
     maps and files are this run's too: rendering 100,000 parcels again to draw the same map
     would make a quiet night as long as a busy one.
 
-    A full report works on both cores: a second thread has the server work out the page's
+    A full report works on both cores: two more threads have the server work out the page's
     lists and write the two CSV files (COPY) while this one reads the findings' places, draws
     the maps and writes the GeoPackage, which is mostly Python's work. One after the other
     they were 15 s of a state's 1 % night.
@@ -266,10 +266,9 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
         run = _read_run(conn, run_id)
     folder = folder_for(reports, run)
     folder.mkdir(parents=True, exist_ok=True)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rulem-report-lists") as beside:
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="rulem-report-lists") as beside:
         lists = beside.submit(contextvars.copy_context().run, _lists, url, run)
-        tables = beside.submit(contextvars.copy_context().run, _tables, url, run, folder,
-                               lists)
+        tables = beside.submit(contextvars.copy_context().run, _tables, url, run, folder)
         return _draw_and_write(url, run, Path(reports), folder, status, message, lists,
                                tables)
 
@@ -283,11 +282,14 @@ def _changed_ids(lists: dict[str, Any]) -> set[int]:
     return {int(r["parcel_id"]) for r in lists["parcel_changes"]}
 
 
-def _tables(url: str, run: dict[str, Any], folder: Path,
-            lists: Future[dict[str, Any]]) -> tuple[Path, Path]:
-    """parcel_balance.csv and permit_balance.csv, written by the server."""
-    changed = _changed_ids(lists.result())
+def _tables(url: str, run: dict[str, Any], folder: Path) -> tuple[Path, Path]:
+    """parcel_balance.csv and permit_balance.csv, written by the server. The parcels that
+    changed are asked for here (0.1 s at state size) rather than taken from the lists, so
+    the files are written beside the lists instead of after them: after them they were the
+    last 3.7 s of a state report."""
     with dbmod.connect(url) as conn:
+        changed = {int(r[0]) for r in conn.execute(sa.text(
+            "SELECT parcel_id FROM ops.run_parcel_change(:r)"), {"r": run["run_id"]})}
         return (write_parcel_csv(conn, folder / "parcel_balance.csv", run["plan_area_id"],
                                  changed),
                 write_permit_csv(conn, folder / "permit_balance.csv", run["plan_area_id"]))
