@@ -105,7 +105,18 @@ def _bodies(conn: sa.Connection) -> dict[str, list[str]]:
 
 
 CALL = re.compile(r"\b(" + "|".join(OWN_SCHEMAS) + r")\.([a-z_][a-z0-9_]*)\s*\(", re.I)
-CALLER_MADE = re.compile(r"pg_temp|current_setting\s*\(|set_config\s*\(", re.I)
+CALLER_MADE = re.compile(
+    r"pg_temp|current_setting\s*\(\s*(?:'([a-z_]+)')?|set_config\s*\(", re.I)
+
+
+def _caller_made(src: str, fixed: set[str]) -> str | None:
+    """The first read of something a caller makes, or None. A setting of context 'internal'
+    (block_size, server_version...) is fixed when the server is built or its cluster made: a
+    caller cannot set it, so reading it by its literal name is no such read."""
+    for hit in CALLER_MADE.finditer(src):
+        if not (hit.group(1) and hit.group(1).lower() in fixed):
+            return hit.group(0)
+    return None
 
 
 def test_definer_functions_pin_their_path_and_read_nothing_a_caller_makes(
@@ -122,6 +133,8 @@ def test_definer_functions_pin_their_path_and_read_nothing_a_caller_makes(
             "WHERE p.prosecdef AND n.nspname = ANY(:s) ORDER BY 2"),
             {"s": list(OWN_SCHEMAS)}).all()
         bodies = _bodies(conn)
+        fixed = set(conn.execute(sa.text(
+            "SELECT name FROM pg_settings WHERE context = 'internal'")).scalars())
         # no role below the owner may create objects in a schema a definer searches
         creatable = conn.execute(sa.text(
             "SELECT r.rolname || ' on ' || n.nspname FROM pg_roles r CROSS JOIN pg_namespace n "
@@ -129,6 +142,10 @@ def test_definer_functions_pin_their_path_and_read_nothing_a_caller_makes(
             "AND has_schema_privilege(r.oid, n.oid, 'CREATE')"), {"g": list(GROUPS)}).all()
     eng.dispose()
     assert len(definers) > 10  # the audit sees them
+    # ...and tells a setting the caller makes from one fixed with the cluster
+    assert _caller_made("x := current_setting('search_path');", fixed)
+    assert _caller_made("current_setting( 'rulem.user' , true)", fixed)
+    assert _caller_made("x := current_setting('block_size')::int;", fixed) is None
     problems = []
     for d in definers:
         parts = [x.strip() for x in (d.path or "").removeprefix("search_path=").split(",")]
@@ -141,10 +158,10 @@ def test_definer_functions_pin_their_path_and_read_nothing_a_caller_makes(
                 continue
             seen.add(name)
             for src in bodies.get(name, []):
-                hit = CALLER_MADE.search(src)
+                hit = _caller_made(src, fixed)
                 if hit:
                     via = "" if name == d.name else f" (through {name})"
-                    problems.append(f"{d.sig}{via} reads {hit.group(0)!r}")
+                    problems.append(f"{d.sig}{via} reads {hit!r}")
                 todo += [f"{m.group(1).lower()}.{m.group(2).lower()}" for m in CALL.finditer(src)]
     assert problems == []
     assert creatable == []
