@@ -7,7 +7,10 @@ Read-only tests share the publishing fixture (tests/support/publish_fixture.py: 
 
 from __future__ import annotations
 
+import random
+import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -52,6 +55,44 @@ def test_sql_and_python_show_every_pin_alike(pub: sa.Connection) -> None:
         assert shown[pin] == pin_display(pin), repr(pin)
     assert {pin: shown[pin] for pin in PINS} == PINS
     assert shown[None] is None
+
+
+def _generated_pins(n: int) -> list[str]:
+    """PINs of every shape the short ways of core.pin_display meet (sql/025): 12 digits bare,
+    in display form and in any punctuation, one digit short or over, with letters and
+    non-ASCII digits and letters, 11 to 13 characters around the length test."""
+    rng = random.Random(20261207)
+    marks = ["", "-", " ", ".", "/", "--", "é", "٣", "R", "a"]
+    pins = []
+    for _ in range(n):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.choice((10, 11, 12, 13))))
+        cuts = sorted(rng.sample(range(1, len(digits)), rng.randint(0, 4)))
+        parts = [digits[a:b] for a, b in zip([0, *cuts], [*cuts, len(digits)], strict=True)]
+        pins.append(rng.choice(marks).join(parts) if rng.random() < 0.5 else
+                    "".join(p + rng.choice(marks) for p in parts))
+        if rng.random() < 0.1:
+            pins.append(f"{digits[:2]}-{digits[2:4]}-{digits[4:6]}-{digits[6:8]}-{digits[8:]}")
+    return pins
+
+
+def test_sql_and_python_show_generated_pins_alike(pub: sa.Connection) -> None:
+    """The short ways through core.pin_display give what the general one gives: every
+    generated PIN shown as the twin shows it (the twin does only the general way)."""
+    inputs = _generated_pins(5000)
+    shown = pub.execute(sa.text(
+        "SELECT core.pin_display(p) FROM unnest(CAST(:a AS text[])) WITH ORDINALITY AS x(p, i) "
+        "ORDER BY i"), {"a": inputs}).scalars().all()
+    differ = [(pin, got) for pin, got in zip(inputs, shown, strict=True)
+              if got != pin_display(pin)]
+    assert differ == []
+    # every way through the function is taken, many times
+    display = re.compile(r"[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{4}")
+    ways = Counter(
+        "short" if len(p) < 12 else
+        "12 digits" if re.fullmatch(r"[0-9]{12}", p) else
+        "display form" if display.fullmatch(p) else
+        "reformatted" if pin_display(p) != p else "as delivered" for p in inputs)
+    assert min(ways.values()) >= 50 and len(ways) == 5, ways
 
 
 def test_pub_shows_the_display_pin_beside_the_delivered_one(db_url: str) -> None:
