@@ -263,17 +263,25 @@ BEGIN
                                                k.finding_id)),
          k.finding_id, k.paragraph, k.check_code, k.severity, k.permit_no, k.pin,
          k.measured_value, k.limit_value, k.unit, k.message
-  FROM (SELECT fi.finding_id, fi.paragraph, fi.check_code, fi.severity,
-               pf.feature_key AS permit_no, cf.feature_key AS pin_key,
-               core.pin_display(coalesce(pc.pin, cf.feature_key)) AS pin, fi.feature_id,
-               fi.measured_value,
-               fi.limit_value, fi.unit, fi.message,
-               round(ST_XMin(fi.geom)::numeric, 1) AS x, round(ST_YMin(fi.geom)::numeric, 1) AS y
-        FROM checks.finding fi
-        LEFT JOIN core.feature pf ON pf.feature_id = fi.permit_id
-        LEFT JOIN core.feature cf ON cf.feature_id = fi.parcel_id
-        LEFT JOIN core.parcel pc ON pc.parcel_id = fi.parcel_id AND pc.valid_to IS NULL
-        WHERE fi.run_id = p_check_run_id AND fi.plan_area_id = v_plan) k;
+  FROM (SELECT j.*, core.pin_display(coalesce(j.parcel_pin, j.pin_key)) AS pin
+        FROM (SELECT fi.finding_id, fi.paragraph, fi.check_code, fi.severity,
+                     pf.feature_key AS permit_no, fi.feature_id, fi.measured_value,
+                     fi.limit_value, fi.unit, fi.message,
+                     round(ST_XMin(fi.geom)::numeric, 1) AS x,
+                     round(ST_YMin(fi.geom)::numeric, 1) AS y,
+                     -- a finding's parcel looked up only when it has one: joined, the
+                     -- planner hashed every feature and parcel of the plan area (0.6 s of a
+                     -- state's snapshot) for findings of which none had a parcel
+                     CASE WHEN fi.parcel_id IS NOT NULL THEN
+                       (SELECT cf.feature_key FROM core.feature cf
+                        WHERE cf.feature_id = fi.parcel_id) END AS pin_key,
+                     CASE WHEN fi.parcel_id IS NOT NULL THEN
+                       (SELECT pc.pin FROM core.parcel pc
+                        WHERE pc.parcel_id = fi.parcel_id AND pc.valid_to IS NULL) END
+                       AS parcel_pin
+              FROM checks.finding fi
+              LEFT JOIN core.feature pf ON pf.feature_id = fi.permit_id
+              WHERE fi.run_id = p_check_run_id AND fi.plan_area_id = v_plan) j) k;
 END $$;
 COMMENT ON FUNCTION ops.snapshot_run(bigint, bigint, bigint) IS
   'Keeps what a run saw: the parcel balances (pub.parcel_balance, parcels with impact or '

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import flows_fixtures as fx
 import ledger_scenarios as s
+import pandas as pd
 import pyogrio
 import pytest
 import sqlalchemy as sa
@@ -144,6 +145,20 @@ def test_report_folder_has_page_csv_gpkg_and_maps(db_url, engine, tmp_path):
     for kind, n in by_kind.items():
         assert pyogrio.read_info(folder / "findings.gpkg", layer=wanted[kind])["features"] == n
     assert set(layers) == {wanted[k] for k in by_kind}
+    # a finding about a parcel (8: no easement over W1 on P-1) names its PIN in the run's
+    # snapshot and the GeoPackage; a finding about no parcel names none
+    with engine.connect() as conn:
+        snapshot = conn.execute(sa.text(
+            "SELECT rf.check_code, rf.pin, f.parcel_id IS NOT NULL FROM ops.run_finding rf "
+            "JOIN checks.finding f USING (finding_id) WHERE rf.run_id = :r"),
+            {"r": summary.run_id}).all()
+    assert ("easement_coverage", "P-1", True) in snapshot
+    assert all((pin is None) != about_parcel for _, pin, about_parcel in snapshot)
+    written = pd.concat([pyogrio.read_dataframe(folder / "findings.gpkg", layer=layer)
+                         for layer in layers])
+    about_parcels = sorted(pin for _, pin, about_parcel in snapshot if about_parcel)
+    assert sorted(written.pin.dropna()) == about_parcels
+    assert len(written) == len(snapshot)
     assert (folder / "balance_map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with (folder / "permit_balance.csv").open() as f:
         permits = {r["permit_no"]: r for r in csv.DictReader(f)}
