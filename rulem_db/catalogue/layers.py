@@ -414,8 +414,11 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="permit_id", ingest_scope="owner", outside_plan_area="error",
         legend=("Permits: impact and replacement", 2), editable=True,
-        # recheck: 7(b): older claims on the same ground
-        ledger_input="replacement", recheck=Recheck(features=("replacement",)),
+        # recheck: 7(b): older claims on the same ground; built wetland replacement is
+        # wetland to the permits decided after it (sql/110): their disturbance's ground,
+        # what of it an earlier permit was charged, and 7(b)'s impacts not drawn
+        ledger_input="replacement",
+        recheck=Recheck(features=("replacement", *DISTURBANCE_RECHECK.features)),
     ),
     Layer(
         "credit_transfer", None, "1",

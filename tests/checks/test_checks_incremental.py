@@ -415,6 +415,49 @@ def test_a_permit_decided_on_another_day_rechecks_the_permits_whose_fills_meet_i
     assert _results(engine, inc) == _results(engine, _full(engine))
 
 
+def test_a_moved_replacement_rechecks_the_permits_whose_fills_it_meets(engine) -> None:
+    """A built wetland replacement is wetland to the permits decided after it (sql/110), so
+    their ground, and what of it an earlier permit was charged, follows it. Replacement R
+    (a far permit's, certified 2020) lies under E's fill (decided 2021) and P's (2023) on
+    upland, x 2550-2600, y 0-50: 2,500 m^2 of P's ground were charged to E (0.6178 acres).
+    R moves 10 m north: still 2,500 m^2 under both fills, so no owner's figures change and
+    the ledger posts nothing for E or P, but P's finding now has another polygon. The
+    incremental run must evaluate P again (its fill meets R, old and new) and say what a
+    full run says."""
+    ids = _plan(engine)
+    with engine.begin() as conn:
+        for key, no, decided, box in (("E", "25-101", "2021-06-01", (2550, 0, 2650, 100)),
+                                      ("P", "25-103", "2023-06-01", (2500, 0, 2600, 100))):
+            ids[key] = s.permit(conn, no, decided_on=decided)
+            s.impact(conn, ids[key], "fill", box, "i" + no)
+        owner = s.permit(conn, "25-120", decided_on="2019-06-01")
+        ids["R"] = s.replacement(conn, owner, (2550, 0, 2600, 50), "r120",
+                                 status_on="2020-01-01")
+        for i in range(4):  # upland fills far away: a run of three permits stays incremental
+            far = s.permit(conn, f"25-11{i}")
+            s.impact(conn, far, "fill", (FAR + 100 + 20 * i, 100, FAR + 110 + 20 * i, 110),
+                     f"far{i}")
+    base = _full(engine)
+    charged = "25-101, decided earlier (2021-06-01): not charged again"
+    assert _charged_to(engine, base, ids["P"]) == {charged: "0.6178"}  # 2,500 m^2
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            f"UPDATE core.replacement SET geom = {s.rect((2550, 10, 2600, 60))} "
+            "WHERE replacement_id = :r AND valid_to IS NULL"), {"r": ids["R"]})
+    inc = _since(engine, base)
+    row = _run(engine, inc)
+    assert row.base_run_id == base
+    assert str(ids["P"]) in row.rechecked_why, row
+    assert _charged_to(engine, inc, ids["P"]) == {charged: "0.6178"}
+    with engine.connect() as conn:
+        moved = conn.execute(sa.text(
+            f"SELECT ST_Equals(geom, {s.rect((2550, 10, 2600, 60))}) FROM checks.finding "
+            "WHERE run_id = :r AND permit_id = :p AND check_code = 'impact_charged_earlier'"),
+            {"r": inc, "p": ids["P"]}).scalar_one()
+    assert moved  # the ground charged to E where R now is
+    assert _results(engine, inc) == _results(engine, _full(engine))
+
+
 def _identities(engine: sa.Engine, run_id: int) -> list[sa.Row]:
     """Each finding row of a run with its source, the identity it was linked to, that
     identity's key and last run, and the key the row's own columns give."""

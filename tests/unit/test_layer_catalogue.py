@@ -49,12 +49,14 @@ FORMER_RECHECK_PLACES = {
     "easement": (SITE, (), "0"),
     "soil": (None, ("*",), "0"),
     "heritage_area": (None, ("*",), "0"),
-    "replacement": (None, ("replacement",), "0"),
     "parcel": (None, ("buffer",), "0"),
     # changed on purpose since the hand-kept list: a disturbance reaches the permits whose
     # disturbance meets it (7(b) names the ground of each earlier permit; docs/checks.md)
     **{name: (None, ("impact", "structure", "bmp", "grading"), "0") for name in (
         "impact", "structure", "grading", "bmp")},
+    # ... and so does a built replacement: replacement wetland is wetland to the permits
+    # decided after it, and disturbance in wetland is charged (sql/110; docs/checks.md)
+    "replacement": (None, ("replacement", "impact", "structure", "bmp", "grading"), "0"),
     **{name: (None, (), "0") for name in (
         "impervious", "land_cover", "subwatershed", "declaration", "hydroperiod", "permit",
         "credit_transfer", "replacement_monitoring")},
