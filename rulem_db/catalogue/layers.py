@@ -91,6 +91,8 @@ OWN_PERMIT_ONLY = Recheck()
 # which earlier permit, so a change of one permit's disturbance reaches the others' it meets,
 # even where their own figures stay the same (the split between two earlier permits moved).
 DISTURBANCE_RECHECK = Recheck(features=("impact", "structure", "bmp", "grading"))
+# Wetland (a delineation's, a wetland's) is read on a permit's site and under its disturbance.
+WETLAND_RECHECK = Recheck(site=True, features=DISTURBANCE_RECHECK.features)
 
 
 @dataclass(frozen=True)
@@ -252,8 +254,10 @@ LAYERS: tuple[Layer, ...] = (
         ),
         ingest_scope="none", outside_plan_area="warning", legend=("Wetlands", 3),
         legend_unchecked=True,
-        # recheck: 3(e) on the parcels, 2(a) under impacts, 7(b) and 7(g) under structures
-        ledger_input="place", recheck=Recheck(site=True, features=("impact", "structure")),
+        # recheck: 3(e) on the parcels, 2(a) under impacts, 7(g) under structures, 7(b)
+        # under all disturbance (impacts, structures, BMPs and grading in wetland are charged,
+        # sql/110; a permit without PINs has no site to reach)
+        ledger_input="place", recheck=WETLAND_RECHECK,
     ),
     Layer(
         "wetland", "MULTIPOLYGON", "3(e), 5(d)",
@@ -272,8 +276,10 @@ LAYERS: tuple[Layer, ...] = (
         ),
         owner="delineation_id", ingest_scope="owner", outside_plan_area="warning",
         legend=("Wetlands", 2),
-        # recheck: 3(e) on the parcels, 2(a) under impacts, 7(b) and 7(g) under structures
-        ledger_input="place", recheck=Recheck(site=True, features=("impact", "structure")),
+        # recheck: 3(e) on the parcels, 2(a) under impacts, 7(g) under structures, 7(b)
+        # under all disturbance (impacts, structures, BMPs and grading in wetland are charged,
+        # sql/110; a permit without PINs has no site to reach)
+        ledger_input="place", recheck=WETLAND_RECHECK,
     ),
     Layer(
         "functional_assessment", None, "3(e)",

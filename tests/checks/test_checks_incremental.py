@@ -458,6 +458,43 @@ def test_a_moved_replacement_rechecks_the_permits_whose_fills_it_meets(engine) -
     assert _results(engine, inc) == _results(engine, _full(engine))
 
 
+def test_a_wetland_change_under_grading_rechecks_its_permit(engine) -> None:
+    """Grading in wetland is disturbance, charged like fill (sql/110). P (decided 2023, no
+    PINs: no site to reach) grades x 3500-3600, y 0-100 where E (decided 2021, no PINs) filled
+    first, on wetland W3 (x 3400-3700): all 10,000 m^2 were charged to E (2.4711 acres) and P
+    keeps none. W3 shrinks to x 3550-3700: E's figures change, P's stay 0, but only 5,000
+    m^2 of its ground lie in E's now (1.2355 acres). The incremental run must evaluate P
+    again (its grading meets the wetland, old and new) and say what a full run says."""
+    ids = _plan(engine)
+    with engine.begin() as conn:
+        d = s.delineation(conn, "D-3", (3400, 0, 3700, 200), "2020-01-01")
+        ids["W3"] = s.wetland(conn, d, "W3", (3400, 0, 3700, 200))
+        ids["E"] = s.permit(conn, "25-131", decided_on="2021-06-01")
+        s.impact(conn, ids["E"], "fill", (3500, 0, 3600, 100), "i131")
+        ids["P"] = s.permit(conn, "25-132", decided_on="2023-06-01")
+        conn.execute(sa.text(
+            "INSERT INTO core.grading (plan_area_id, permit_id, alters_runoff_to_wetland, "
+            f"source_fid, geom) VALUES (1, :p, true, 'g132', {s.rect((3500, 0, 3600, 100))})"),
+            {"p": ids["P"]})
+        for i in range(4):  # upland fills far away: a run of three permits stays incremental
+            far = s.permit(conn, f"25-11{i}")
+            s.impact(conn, far, "fill", (FAR + 100 + 20 * i, 100, FAR + 110 + 20 * i, 110),
+                     f"far{i}")
+    base = _full(engine)
+    charged = "25-131, decided earlier (2021-06-01): not charged again"
+    assert _charged_to(engine, base, ids["P"]) == {charged: "2.4711"}
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            f"UPDATE core.wetland SET geom = {s.rect((3550, 0, 3700, 200))} "
+            "WHERE wetland_id = :w AND valid_to IS NULL"), {"w": ids["W3"]})
+    inc = _since(engine, base)
+    row = _run(engine, inc)
+    assert row.base_run_id == base
+    assert str(ids["P"]) in row.rechecked_why, row
+    assert _charged_to(engine, inc, ids["P"]) == {charged: "1.2355"}
+    assert _results(engine, inc) == _results(engine, _full(engine))
+
+
 def _identities(engine: sa.Engine, run_id: int) -> list[sa.Row]:
     """Each finding row of a run with its source, the identity it was linked to, that
     identity's key and last run, and the key the row's own columns give."""

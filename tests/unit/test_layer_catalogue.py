@@ -39,8 +39,6 @@ FORMER_QUEUE_TRIGGERS = {
 FORMER_CHARGE_TRIGGERS = {"impact", "structure", "bmp", "grading"}
 SITE, NEAR = "checks.reach_m()", "checks.recheck_reach_m()"
 FORMER_RECHECK_PLACES = {
-    "wetland": (SITE, ("impact", "structure"), "0"),
-    "delineation": (SITE, ("impact", "structure"), "0"),
     "functional_assessment": (SITE, (), "0"),
     "ditch": (SITE, (), "0"),
     "buffer": (SITE, ("*",), "0"),
@@ -54,8 +52,10 @@ FORMER_RECHECK_PLACES = {
     # disturbance meets it (7(b) names the ground of each earlier permit; docs/checks.md)
     **{name: (None, ("impact", "structure", "bmp", "grading"), "0") for name in (
         "impact", "structure", "grading", "bmp")},
-    # ... and so does a built replacement: replacement wetland is wetland to the permits
-    # decided after it, and disturbance in wetland is charged (sql/110; docs/checks.md)
+    # ... and so do a wetland's, a delineation's and a built replacement's: disturbance in
+    # wetland is charged, replacement wetland included (sql/110; docs/checks.md)
+    **{name: (SITE, ("impact", "structure", "bmp", "grading"), "0") for name in (
+        "wetland", "delineation")},
     "replacement": (None, ("replacement", "impact", "structure", "bmp", "grading"), "0"),
     **{name: (None, (), "0") for name in (
         "impervious", "land_cover", "subwatershed", "declaration", "hydroperiod", "permit",
