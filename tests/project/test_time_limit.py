@@ -22,11 +22,15 @@ TESTS = Path(__file__).resolve().parents[1]
 STUCK = textwrap.dedent('''
     import os
 
+    import pytest
     import sqlalchemy as sa
     from pytest_postgresql.janitor import DatabaseJanitor
 
 
-    def test_stuck_in_sql():
+    @pytest.fixture
+    def database():
+        # made outside the timed call (timeout_func_only): a CREATE DATABASE waiting on a
+        # checkpoint of a busy cluster must not be what runs past the limit
         admin = sa.make_url(os.environ["RULEM_TEST_ADMIN_URL"])
         name = f"rulem_wd_{os.getpid()}"
         janitor = DatabaseJanitor(user=admin.username, password=admin.password,
@@ -35,11 +39,15 @@ STUCK = textwrap.dedent('''
         janitor.init()
         engine = sa.create_engine(admin.set(database=name), poolclass=sa.pool.NullPool)
         try:
-            with engine.connect() as conn:
-                conn.execute(sa.text("SELECT pg_sleep(600)"))
+            yield engine
         finally:
             engine.dispose()
             janitor.drop()
+
+
+    def test_stuck_in_sql(database):
+        with database.connect() as conn:
+            conn.execute(sa.text("SELECT pg_sleep(600)"))
 
 
     def test_the_next_test_runs():
@@ -57,7 +65,8 @@ def test_a_test_stuck_in_sql_fails_at_its_limit_and_the_run_goes_on(
            "PYTHONPATH": os.pathsep.join([str(TESTS / "support"), str(TESTS.parent)])}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
-         "-o", "timeout=5", "-o", "addopts=", "--rootdir", str(tmp_path), str(tmp_path)],
+         "-o", "timeout=5", "-o", "timeout_func_only=true", "-o", "addopts=",
+         "--rootdir", str(tmp_path), str(tmp_path)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
