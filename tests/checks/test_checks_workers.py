@@ -12,7 +12,9 @@ import sqlalchemy as sa
 from rulem_db import checks
 from rulem_db.checks import parallel
 
-PERMITS = 70  # three chunks with two workers (parallel.MIN_CHUNK 25)
+# four chunks of 27-28 with two workers (parallel.MIN_CHUNK 25), and two for the 55 permits
+# an incremental run evaluates again
+PERMITS = 110
 
 
 def _plan(engine: sa.Engine) -> list[int]:
@@ -54,10 +56,15 @@ def _results(engine: sa.Engine, run_id: int) -> tuple[set, set]:
     return outcomes, findings
 
 
-def test_chunks_are_guided_and_cover_every_permit() -> None:
+def test_chunks_sample_the_plan_area_and_cover_every_permit_once() -> None:
+    """Two chunks per worker, each every n-th permit (the dear permits of one corner of the
+    plan area spread over all of them), none under MIN_CHUNK permits unless all are."""
     got = parallel.chunks(list(range(1000)), 2)
-    assert [len(c) for c in got][:3] == [250, 188, 141]  # half of a worker's share each
-    assert sum(got, []) == list(range(1000)) and min(len(c) for c in got[:-1]) >= 25
+    assert [c[:3] for c in got] == [[0, 4, 8], [1, 5, 9], [2, 6, 10], [3, 7, 11]]
+    assert sorted(sum(got, [])) == list(range(1000))
+    assert [len(c) for c in parallel.chunks(list(range(70)), 2)] == [35, 35]
+    assert parallel.chunks(list(range(30)), 4) == [list(range(30))]  # one call: no split
+    assert parallel.chunks([], 2) == []
 
 
 def test_a_run_on_two_workers_records_what_one_session_does(db_url, engine) -> None:
@@ -72,6 +79,7 @@ def test_a_run_on_two_workers_records_what_one_session_does(db_url, engine) -> N
         assert tuple(row) == (PERMITS, None)
         assert conn.execute(sa.text("SELECT count(*) FROM checks.evaluation_stage")).scalar() == 0
     # incremental: half of the permits change (two chunks); the rest is carried over
+    assert len(parallel.chunks(ids[::2], 2)) == 2
     with engine.begin() as conn:
         for pid in ids[::2]:
             conn.execute(sa.text(
