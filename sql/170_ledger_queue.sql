@@ -816,7 +816,7 @@ BEGIN
     RETURNING r.*
   )
   SELECT * FROM done;
-  PERFORM ledger.refresh_statistics();  -- sql/177: what reads the ledger next plans from it
+  PERFORM ledger.refresh_statistics();  -- sql/168: what reads the ledger next plans from it
 END $$;
 COMMENT ON FUNCTION ledger.finish_run(bigint, text, text) IS
   'Closes a run with its status and counts (queue rows, owners, entries, reversals); purges '

@@ -1,4 +1,4 @@
--- 177_ledger_statistics: the planner's statistics of the ledger's totals and entries, kept
+-- 168_ledger_statistics: the planner's statistics of the ledger's totals and entries, kept
 -- up with what a recompute wrote.
 --
 -- Why: PostgreSQL plans a query from the statistics ANALYZE last gathered, and autovacuum
