@@ -1,4 +1,4 @@
-"""A recompute leaves the planner's statistics of the ledger as they are (sql/168).
+"""A recompute leaves the planner's statistics of the ledger up to date (sql/168).
 
 As found: the night after the ledger's first full recompute planned pub.parcel_balance while
 ledger.parcel_total had no statistics yet (autovacuum gathers them up to a minute later), took
