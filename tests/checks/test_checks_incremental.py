@@ -339,6 +339,15 @@ def test_statements_that_change_no_row_are_not_changes(db_url, engine) -> None:
     assert _since(engine, base) == base
 
 
+def _far_fills(conn: sa.Connection) -> None:
+    """Four permits with fills on upland far away: they keep a run that evaluates three
+    permits again incremental (more than half of the permits makes a full run)."""
+    for i in range(4):
+        far = s.permit(conn, f"25-11{i}")
+        s.impact(conn, far, "fill", (FAR + 100 + 20 * i, 100, FAR + 110 + 20 * i, 110),
+                 f"far{i}")
+
+
 def _charged_earlier_plan(engine: sa.Engine) -> dict[str, int]:
     """Three permits whose fills overlap on wetland W2, 2.5 km from the others: E (25-101)
     decided 2021 fills x 2550-2650, F (25-102) decided 2022 fills x 2520-2600, P (25-103)
@@ -356,10 +365,7 @@ def _charged_earlier_plan(engine: sa.Engine) -> dict[str, int]:
                                       ("P", "25-103", "2023-06-01", (2500, 0, 2600, 100))):
             ids[key] = s.permit(conn, no, decided_on=decided)
             ids["i" + key] = s.impact(conn, ids[key], "fill", box, "i" + no)
-        for i in range(4):
-            far = s.permit(conn, f"25-11{i}")
-            s.impact(conn, far, "fill", (FAR + 100 + 20 * i, 100, FAR + 110 + 20 * i, 110),
-                     f"far{i}")
+        _far_fills(conn)
     return ids
 
 
@@ -433,10 +439,7 @@ def test_a_moved_replacement_rechecks_the_permits_whose_fills_it_meets(engine) -
         owner = s.permit(conn, "25-120", decided_on="2019-06-01")
         ids["R"] = s.replacement(conn, owner, (2550, 0, 2600, 50), "r120",
                                  status_on="2020-01-01")
-        for i in range(4):  # upland fills far away: a run of three permits stays incremental
-            far = s.permit(conn, f"25-11{i}")
-            s.impact(conn, far, "fill", (FAR + 100 + 20 * i, 100, FAR + 110 + 20 * i, 110),
-                     f"far{i}")
+        _far_fills(conn)
     base = _full(engine)
     charged = "25-101, decided earlier (2021-06-01): not charged again"
     assert _charged_to(engine, base, ids["P"]) == {charged: "0.6178"}  # 2,500 m^2
@@ -476,10 +479,7 @@ def test_a_wetland_change_under_grading_rechecks_its_permit(engine) -> None:
             "INSERT INTO core.grading (plan_area_id, permit_id, alters_runoff_to_wetland, "
             f"source_fid, geom) VALUES (1, :p, true, 'g132', {s.rect((3500, 0, 3600, 100))})"),
             {"p": ids["P"]})
-        for i in range(4):  # upland fills far away: a run of three permits stays incremental
-            far = s.permit(conn, f"25-11{i}")
-            s.impact(conn, far, "fill", (FAR + 100 + 20 * i, 100, FAR + 110 + 20 * i, 110),
-                     f"far{i}")
+        _far_fills(conn)
     base = _full(engine)
     charged = "25-131, decided earlier (2021-06-01): not charged again"
     assert _charged_to(engine, base, ids["P"]) == {charged: "2.4711"}
