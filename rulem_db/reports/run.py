@@ -365,7 +365,15 @@ def _same_report(conn: sa.Connection, run_id: int, status: str) -> Path | None:
     if row.changed or not row.report_path:
         return None
     folder = Path(row.report_path)
-    return folder if _full_report(folder) else None
+    if _full_report(folder):
+        return folder
+    # that run's report is a short page itself (a --full night that found what the night
+    # before found): the full report it links shows what this run saw too. Without this,
+    # every quiet night after such a night drew every map again.
+    paths = conn.execute(sa.text(
+        _UNCHANGED_BEFORE + "SELECT b.report_path FROM back b ORDER BY b.depth"),
+        {"r": run_id}).scalars()
+    return next((Path(p) for p in paths if p and _full_report(Path(p))), None)
 
 
 def _full_report(folder: Path) -> bool:
@@ -378,6 +386,17 @@ _FINDING_ROWS = ("SELECT paragraph, check_code, severity, permit_id, parcel_id, 
                  "FROM checks.finding WHERE run_id = {}")
 
 
+# The runs before a run, newest first, back to the latest that changed something (that one
+# included) when the run changed nothing itself: each of them saw what the one before it saw.
+_UNCHANGED_BEFORE = (
+    "WITH RECURSIVE back AS ("
+    "  SELECT p.*, 1 AS depth FROM ops.run r JOIN ops.run p ON p.run_id = r.previous_run_id"
+    "  WHERE r.run_id = :r AND NOT r.changed"
+    "  UNION ALL"
+    "  SELECT p.*, b.depth + 1 FROM back b JOIN ops.run p ON p.run_id = b.previous_run_id"
+    "  WHERE NOT b.changed AND b.depth < 100) ")
+
+
 def _same_as_earlier_report(conn: sa.Connection, run_id: int) -> Path | None:
     """The folder of the latest full report before this run when this run changed nothing and
     shows exactly what it shows, though the run made a check run of its own (`--full`, or
@@ -387,13 +406,7 @@ def _same_as_earlier_report(conn: sa.Connection, run_id: int) -> Path | None:
     100,000 parcels again for the same picture would make such a night as long as a busy one.
     """
     runs = conn.execute(sa.text(
-        "WITH RECURSIVE back AS ("
-        "  SELECT p.*, 1 AS depth FROM ops.run r JOIN ops.run p ON p.run_id = r.previous_run_id"
-        "  WHERE r.run_id = :r AND NOT r.changed"
-        "  UNION ALL"
-        "  SELECT p.*, b.depth + 1 FROM back b JOIN ops.run p ON p.run_id = b.previous_run_id"
-        "  WHERE NOT b.changed AND b.depth < 100) "
-        "SELECT b.run_id, b.report_path, b.check_run_id, b.started_at, "
+        _UNCHANGED_BEFORE + "SELECT b.run_id, b.report_path, b.check_run_id, b.started_at, "
         "       b.balance_state = r.balance_state AS same_balances, r.check_run_id AS own_checks "
         "FROM back b CROSS JOIN ops.run r WHERE r.run_id = :r ORDER BY b.depth"),
         {"r": run_id}).all()

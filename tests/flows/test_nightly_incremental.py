@@ -188,3 +188,14 @@ def test_a_full_night_that_changed_nothing_links_the_last_full_report(nights, tm
     assert not (folder / "balance_map.png").exists()  # no map drawn again
     assert f"{Path(before.report_path).parent.name}/index.html" in (
         folder / "index.html").read_text(encoding="utf-8")
+    # the quiet nights after it see what the --full night saw (its snapshot of findings),
+    # whose report is that short page: they link the full report behind it too, and do not
+    # draw every map again night after night
+    for n in (2, 3):
+        quiet = nightly.reconcile_now(url, reports=Path(before.report_path).parents[1],
+                                      use_prefect=False)
+        assert not quiet.changed and quiet.run_id == before.run_id + n
+        page = Path(quiet.report_path).parent
+        assert not (page / "balance_map.png").exists()
+        assert f"{Path(before.report_path).parent.name}/index.html" in (
+            page / "index.html").read_text(encoding="utf-8")
