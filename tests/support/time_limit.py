@@ -8,8 +8,9 @@ statement that never ends (a PL/pgSQL loop, a lock) is in C inside libpq.
 
 So on time-out this prints every thread's stack, cancels the statements running in this
 process's test databases (their names carry its pid: rulem_t_<pid>_<n>, rulem_demo_<pid>, ...),
-which returns the waiting call with an error, and raises pytest's Failed in the main thread
-through SIGALRM. The test fails with its stack; the worker lives and takes the next test.
+which returns the waiting call with an error; pytest's Failed is raised in the main thread
+through SIGALRM, sent before the cancel. The test fails with its stack; the worker lives and
+takes the next test.
 
 Hooks registered by tests/conftest.py; pytest-timeout calls them in place of its own methods.
 """
@@ -67,14 +68,20 @@ def cancel_own_statements(pid: int) -> int:
 
 
 def _expire(timeout: float) -> None:
-    """On the timer's thread: stacks, cancel the database work, then fail the main thread."""
+    """On the timer's thread: stacks, fail the main thread, then cancel the database work.
+
+    The signal goes first: a main thread waiting in libpq runs its handler only when the
+    cancelled statement returns, so Failed is raised in the test's own frame (its stack shows
+    the statement). Cancelling first let the test's error reach pytest's hooks before the
+    signal came, and Failed was raised in pytest-timeout's teardown instead, without the stack.
+    """
     print(f"\ntime limit: the test ran past {timeout:g} s; the stacks of its threads:",
           file=sys.stderr, flush=True)
     faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGALRM)
     cancelled = cancel_own_statements(os.getpid())
     print(f"time limit: cancelled {cancelled} running statement(s) in this process's test "
           "databases", file=sys.stderr, flush=True)
-    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGALRM)
 
 
 @pytest.hookimpl
