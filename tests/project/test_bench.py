@@ -22,9 +22,10 @@ def test_harness_runs_the_plan_size(capsys: pytest.CaptureFixture[str]) -> None:
     run.main(["--size", "plan", "--only", "recompute,latency"])
     out = capsys.readouterr().out
     assert "same acres as geopandas" in out
-    line = next(ln for ln in out.splitlines() if ln.startswith("  same acres as geopandas"))
-    assert line.rstrip().endswith("PASS")
-    assert "pub.parcel_balance by PIN, 8 clients" in out
+    line = next((ln for ln in out.splitlines() if ln.startswith("  same acres as geopandas")),
+                "")
+    assert line.rstrip().endswith("PASS"), out
+    assert "pub.parcel_balance by PIN, 8 clients" in out, out
 
 
 @pytest.mark.slow
@@ -36,8 +37,8 @@ def test_harness_compares_the_1_percent_night_with_a_full_one(
 
     run.main(["--size", "plan", "--only", "nightly", "--repeat", "1"])
     out = capsys.readouterr().out
-    line = next(ln for ln in out.splitlines()
-                if ln.startswith("1 % night's findings and outcomes vs a --full night"))
-    assert line.rstrip().endswith("PASS") and " 0 rows differ" in line
-    assert "checks of every permit on 2 sessions (--workers 2)" in out
-    assert "comparison and report of the 1 % night" in out
+    line = next((ln for ln in out.splitlines()
+                 if ln.startswith("1 % night's findings and outcomes vs a --full night")), "")
+    assert line.rstrip().endswith("PASS") and " 0 rows differ" in line, out
+    assert "checks of every permit on 2 sessions (--workers 2)" in out, out
+    assert "comparison and report of the 1 % night" in out, out
