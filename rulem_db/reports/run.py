@@ -582,7 +582,9 @@ def _write_parcel_csv(path: Path, parcels: gpd.GeoDataFrame, changed: set[int]) 
 def _write_findings_gpkg(path: Path, findings: gpd.GeoDataFrame) -> Path:
     """One layer per geometry type (what every GIS reads), plus findings without a place.
     Written through Arrow (use_arrow): the same file, field for field, as row by row, in
-    half the time (a state's 240,000 findings: 0.8-1.0 s against 1.5-1.7 s)."""
+    half the time (a state's 240,000 findings: 0.8-1.0 s against 1.5-1.7 s). Single parts
+    are made multi by pyogrio in one vectorised call (promote_to_multi), not one Python call
+    per finding."""
     import pandas as pd
     import pyogrio
 
@@ -597,23 +599,15 @@ def _write_findings_gpkg(path: Path, findings: gpd.GeoDataFrame) -> Path:
         part = frame[kinds == kind]
         if part.empty:
             continue
-        part = part.set_geometry(part.geometry.apply(_multi))
         pyogrio.write_dataframe(part, path, layer=name, driver="GPKG",
-                                geometry_type=f"Multi{kind}", use_arrow=True)
+                                geometry_type=f"Multi{kind}", promote_to_multi=True,
+                                use_arrow=True)
         written = True
     rest = frame[kinds == ""]
     if len(rest) or not written:  # an empty file still carries the columns
         pyogrio.write_dataframe(pd.DataFrame(rest.drop(columns=frame.geometry.name)), path,
                                 layer="finding_list", driver="GPKG", use_arrow=True)
     return path
-
-
-def _multi(geom: Any) -> Any:
-    from shapely.geometry import MultiLineString, MultiPoint, MultiPolygon
-
-    kind = geom.geom_type if geom is not None else ""
-    wrap = {"Polygon": MultiPolygon, "LineString": MultiLineString, "Point": MultiPoint}
-    return wrap[kind]([geom]) if kind in wrap else geom
 
 
 # --- the page --------------------------------------------------------------------------------
