@@ -26,23 +26,92 @@ PARCEL_COLUMNS = ("parcel_id", "pin", "impact_acres", "required_acres", "credit_
                   "balance_acres", "status")
 
 
+# The column types read through COPY (pg_type OIDs): whole numbers, floats and numerics (as
+# float, what read_postgis makes of a Decimal), text, and the EWKB of the geometry (bytea).
+_INTEGER_OIDS = frozenset({20, 21, 23})
+_FLOAT_OIDS = frozenset({700, 701, 1700})
+_TEXT_OIDS = frozenset({19, 25, 1042, 1043})
+_BYTEA_OID = 17
+
+
 def read_geo(conn: sa.Connection, sql: str, params: dict[str, Any]) -> gpd.GeoDataFrame:
     """A query's rows as a GeoDataFrame, as geopandas.read_postgis makes them (the same
     columns, values, types and CRS), read faster: the query selects its geometry as binary
-    EWKB in a column `geom`, the rows come as plain tuples and the geometries are decoded in
-    one vectorised call (read_postgis parses hex text one Python call per row: about 2 s of a
-    county's 100,000 parcels)."""
+    EWKB in a column `geom`, and the geometries are decoded in one vectorised call
+    (read_postgis parses hex text one Python call per row: about 2 s of a county's 100,000
+    parcels).
+
+    The rows come through COPY as CSV, parsed by Arrow with each column's type taken from the
+    query: a state's 240,000 findings in 1.6 s and its 1,000,000 parcels in 8.7 s, against
+    2.3 s and 16.6 s as Python tuples made into a frame. A query with a column of another
+    type is read as tuples (read_geo_rows)."""
+    frame = _read_geo_copy(conn, sql, params)
+    return frame if frame is not None else read_geo_rows(conn, sql, params)
+
+
+def _read_geo_copy(conn: sa.Connection, sql: str,
+                   params: dict[str, Any]) -> gpd.GeoDataFrame | None:
+    """read_geo through COPY and Arrow; None when a column's type is not one it reads, the
+    driver is not psycopg2, or the query has no rows (an empty frame's columns are typed as
+    read_postgis types them: object)."""
+    import io
+
+    import pandas as pd
+    import psycopg2.extensions
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    raw = conn.connection.dbapi_connection
+    if not isinstance(raw, psycopg2.extensions.connection):
+        return None
+    compiled = sa.text(sql).compile(dialect=conn.dialect)
+    bound = compiled.construct_params(params)
+    with raw.cursor() as cur:
+        literal = cur.mogrify(compiled.string, bound).decode()
+        cur.execute(f"SELECT * FROM ({literal}) q LIMIT 0")
+        described = [(c.name, c.type_code) for c in cur.description or ()]
+    types: dict[str, pa.DataType] = {}
+    for name, oid in described:
+        if oid in _INTEGER_OIDS:
+            types[name] = pa.int64()
+        elif oid in _FLOAT_OIDS:
+            types[name] = pa.float64()
+        elif oid in _TEXT_OIDS or oid == _BYTEA_OID:
+            types[name] = pa.string()
+        else:
+            return None
+    if "geom" not in types or len(types) != len(described):  # a name twice: the tuple path
+        return None
+    out = io.BytesIO()
+    with raw.cursor() as cur:
+        cur.copy_expert(f"COPY ({literal}) TO STDOUT WITH (FORMAT csv, HEADER)", out)
+    out.seek(0)
+    table = pcsv.read_csv(
+        out, parse_options=pcsv.ParseOptions(newlines_in_values=True),
+        # COPY writes NULL as an empty field and an empty text as "": only the former is null
+        convert_options=pcsv.ConvertOptions(
+            column_types=types, null_values=[""], strings_can_be_null=True,
+            quoted_strings_can_be_null=False))
+    if table.num_rows == 0:
+        return None
+    # bytea as COPY writes it: \x and the hex digits, which shapely reads without the \x
+    at = table.column_names.index("geom")
+    hex_wkb = pc.utf8_slice_codeunits(table.column("geom"), 2).to_numpy(zero_copy_only=False)
+    frame = table.drop_columns(["geom"]).to_pandas()
+    for name in frame.columns[frame.isna().all()]:  # no value: object, as from the rows
+        frame[name] = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    frame.insert(at, "geom", None)
+    return _with_geometry(frame, hex_wkb)
+
+
+def _with_geometry(frame: Any, wkb: Any) -> gpd.GeoDataFrame:
+    """The frame with its `geom` column decoded from (hex) EWKB, in the CRS of the SRID of the
+    first geometry (as read_postgis)."""
     import geopandas as gpd
     import numpy as np
-    import pandas as pd
     import shapely
 
-    result = conn.execute(sa.text(sql), params)
-    columns = list(result.keys())
-    rows = [tuple(r) for r in result.cursor.fetchall()] if result.cursor else []
-    result.close()
-    frame = pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
-    wkb = np.array([None if g is None else bytes(g) for g in frame["geom"]], dtype=object)
     have = np.array([g is not None for g in wkb], dtype=bool)
     geoms = np.full(len(wkb), None, dtype=object)
     geoms[have] = shapely.from_wkb(wkb[have])
@@ -52,6 +121,20 @@ def read_geo(conn: sa.Connection, sql: str, params: dict[str, Any]) -> gpd.GeoDa
         crs = f"EPSG:{srid}" if srid else None
     frame["geom"] = geoms
     return gpd.GeoDataFrame(frame, geometry="geom", crs=crs)
+
+
+def read_geo_rows(conn: sa.Connection, sql: str, params: dict[str, Any]) -> gpd.GeoDataFrame:
+    """read_geo with the rows as plain tuples (any column type)."""
+    import numpy as np
+    import pandas as pd
+
+    result = conn.execute(sa.text(sql), params)
+    columns = list(result.keys())
+    rows = [tuple(r) for r in result.cursor.fetchall()] if result.cursor else []
+    result.close()
+    frame = pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
+    wkb = np.array([None if g is None else bytes(g) for g in frame["geom"]], dtype=object)
+    return _with_geometry(frame, wkb)
 
 
 def read_parcel_frame(conn: sa.Connection, plan_area_id: int) -> gpd.GeoDataFrame:
