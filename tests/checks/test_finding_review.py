@@ -107,6 +107,38 @@ def _case(url: str, case_id: int) -> sa.Row:
     return _one(url, "SELECT * FROM checks.finding_case WHERE finding_case_id = :i", i=case_id)
 
 
+REVIEW_COLUMNS = ("section, finding_case_id, review_state, waiver_reference, review_note, "
+                  "reviewed_by, paragraph, check_code, severity, permit_no, pin, "
+                  "measured_value, limit_value, unit, message")
+
+
+def _assert_review_page(url: str, run_id: int) -> set[str]:
+    """The report's page of the review sections (ops.run_finding_review_first) holds the
+    rows of ops.run_finding_review: all of them when the page is long enough, each section's
+    first ones by permit, paragraph and check when it is not, with every section's count.
+    Returns the sections the run has."""
+    every = [tuple(r) for r in _all(url, f"SELECT {REVIEW_COLUMNS} "
+                                         "FROM ops.run_finding_review(:r)", r=run_id)]
+    whole = _all(url, f"SELECT section_rows, {REVIEW_COLUMNS} "
+                      "FROM ops.run_finding_review_first(:r, 100000)", r=run_id)
+    assert sorted(map(repr, (tuple(r)[1:] for r in whole))) == sorted(map(repr, every))
+    counts = {s: sum(1 for r in every if r[0] == s) for s in {r[0] for r in every}}
+    assert {r.section: r.section_rows for r in whole} == counts
+    short = _all(url, f"SELECT section_rows, {REVIEW_COLUMNS} "
+                      "FROM ops.run_finding_review_first(:r, 2)", r=run_id)
+    for section, count in counts.items():
+        page = [r for r in short if r.section == section]
+        assert len(page) == min(2, count) and {r.section_rows for r in page} == {count}
+
+        def order(r: sa.Row | tuple) -> tuple:
+            permit, paragraph, check = (r[9], r[6], r[7]) if isinstance(r, tuple) else (
+                r.permit_no, r.paragraph, r.check_code)
+            return (permit is None, permit or "", paragraph or "", check or "")
+        firsts = sorted(order(r) for r in every if r[0] == section)[:len(page)]
+        assert [order(r) for r in page] == firsts
+    return set(counts)
+
+
 MOVE_ROAD = ("UPDATE core.structure s SET geom = ST_Translate(s.geom, 0, :dy) "
              "FROM core.permit p WHERE p.permit_no = '24-008' AND p.valid_to IS NULL "
              "AND s.permit_id = p.permit_id AND s.kind = 'road' AND s.valid_to IS NULL")
@@ -130,6 +162,7 @@ def test_a_waived_finding_stays_waived_resolves_and_reopens(demo_db: tuple[str, 
     assert (again.finding_case_id, again.review_state, again.waiver_reference) == \
         (case_id, "waived", "V-2024-03")
     assert again.run_id != road.run_id  # found again by a new run, not the old row
+    assert "waived" in _assert_review_page(url, full.run_id)
     assert _case(url, case_id).last_run_id == again.run_id
 
     _run(url, MOVE_ROAD, dy=3000)  # the cause removed: no road in wetland
@@ -143,6 +176,7 @@ def test_a_waived_finding_stays_waived_resolves_and_reopens(demo_db: tuple[str, 
                                              "WHERE finding_case_id = :i",
                                         r=gone.run_id, i=case_id)}
     assert sections == {"resolved"}
+    assert "resolved" in _assert_review_page(url, gone.run_id)
 
     _run(url, MOVE_ROAD, dy=-3000)  # the cause restored
     back = nightly.reconcile_now(url, reports=reports, use_prefect=False)
@@ -152,6 +186,7 @@ def test_a_waived_finding_stays_waived_resolves_and_reopens(demo_db: tuple[str, 
     assert [r.section for r in _all(url, "SELECT * FROM ops.run_finding_review(:r) "
                                          "WHERE finding_case_id = :i",
                                     r=back.run_id, i=case_id)] == ["reopened"]
+    assert {"reopened", "still_open"} <= _assert_review_page(url, back.run_id)
     page = back.report_path.read_text(encoding="utf-8")
     assert "Re-opened findings (1)" in page and "New findings (0)" in page
 
