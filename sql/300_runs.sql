@@ -202,6 +202,48 @@ COMMENT ON FUNCTION ops.parcels_seen_in(bigint) IS
 COMMENT ON FUNCTION ops.findings_seen_in(bigint) IS
   'Run whose ops.run_finding rows hold the findings a run saw.';
 
+-- The snapshot rows of a check run's findings, each with the key that identifies it across
+-- runs (paragraph, check, permit, parcel, feature, and its rank among like ones of the permit);
+-- with p_fresh_only, of the findings the run evaluated (not carried over) only.
+CREATE OR REPLACE FUNCTION ops.run_finding_rows(p_check_run_id bigint, p_plan_area_id integer,
+                                                p_fresh_only boolean)
+RETURNS TABLE (finding_key text, finding_id bigint, paragraph text, check_code text,
+               severity text, permit_no text, pin text, measured_value numeric,
+               limit_value numeric, unit text, message text)
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
+  SELECT concat_ws('|', k.paragraph, k.check_code, coalesce(k.permit_no, '-'),
+                   coalesce(k.pin_key, '-'), coalesce(k.feature_id::text, '-'),
+                   row_number() OVER (PARTITION BY k.paragraph, k.check_code, k.permit_no,
+                                                   k.pin_key, k.feature_id
+                                      ORDER BY k.x, k.y, k.measured_value, k.message,
+                                               k.finding_id)),
+         k.finding_id, k.paragraph, k.check_code, k.severity, k.permit_no, k.pin,
+         k.measured_value, k.limit_value, k.unit, k.message
+  FROM (SELECT j.*, core.pin_display(coalesce(j.parcel_pin, j.pin_key)) AS pin
+        FROM (SELECT fi.finding_id, fi.paragraph, fi.check_code, fi.severity,
+                     pf.feature_key AS permit_no, fi.feature_id, fi.measured_value,
+                     fi.limit_value, fi.unit, fi.message,
+                     round(ST_XMin(fi.geom)::numeric, 1) AS x,
+                     round(ST_YMin(fi.geom)::numeric, 1) AS y,
+                     -- a finding's parcel looked up only when it has one: joined, the
+                     -- planner hashed every feature and parcel of the plan area (0.6 s of a
+                     -- state's snapshot) for findings of which none had a parcel
+                     CASE WHEN fi.parcel_id IS NOT NULL THEN
+                       (SELECT cf.feature_key FROM core.feature cf
+                        WHERE cf.feature_id = fi.parcel_id) END AS pin_key,
+                     CASE WHEN fi.parcel_id IS NOT NULL THEN
+                       (SELECT pc.pin FROM core.parcel pc
+                        WHERE pc.parcel_id = fi.parcel_id AND pc.valid_to IS NULL) END
+                       AS parcel_pin
+              FROM checks.finding fi
+              LEFT JOIN core.feature pf ON pf.feature_id = fi.permit_id
+              WHERE fi.run_id = p_check_run_id AND fi.plan_area_id = p_plan_area_id
+                AND NOT (p_fresh_only AND fi.carried_from_id IS NOT NULL)) j) k
+$$;
+COMMENT ON FUNCTION ops.run_finding_rows(bigint, integer, boolean) IS
+  'The rows ops.run_finding keeps of a check run''s findings, each with its key across runs; '
+  'with p_fresh_only, of the findings not carried over only.';
+
 CREATE OR REPLACE FUNCTION ops.snapshot_run(p_run_id bigint, p_ledger_run_id bigint,
                                             p_check_run_id bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
@@ -210,6 +252,8 @@ DECLARE
   v_plan integer;
   v_prev ops.run;
   v_state jsonb;
+  v_copy boolean;
+  v_copied bigint;
 BEGIN
   v_plan := (ops.running_run(p_run_id)).plan_area_id;
   IF p_ledger_run_id IS NOT NULL
@@ -252,36 +296,46 @@ BEGIN
      WHERE run_id = p_run_id;
     RETURN;
   END IF;
+  -- An incremental check run copied the findings of the permits it did not evaluate again
+  -- (carried_from_id, sql/285). When the previous run's snapshot holds their sources (its check
+  -- run is this one's base), their rows are the sources' rows, keys included: a permit's
+  -- findings are carried all or none, and the key numbers like findings within a permit. Only
+  -- the findings evaluated again are keyed here (a state's 1 % night: 10 % of 240,000).
+  SELECT c.base_run_id = (SELECT s.check_run_id FROM ops.run s
+                          WHERE s.run_id = ops.findings_seen_in(v_prev.run_id))
+    INTO v_copy FROM checks.run c WHERE c.run_id = p_check_run_id;
+  v_copy := coalesce(v_copy, false);
+  IF v_copy THEN
+    INSERT INTO ops.run_finding (run_id, finding_key, finding_id, paragraph, check_code,
+                                 severity, permit_no, pin, measured_value, limit_value, unit,
+                                 message)
+    SELECT p_run_id, p.finding_key, f.finding_id, p.paragraph, p.check_code, p.severity,
+           p.permit_no,
+           -- the parcel's PIN as it is now (a parcel may have a new version since)
+           CASE WHEN f.parcel_id IS NULL THEN p.pin
+                ELSE core.pin_display(coalesce(
+                       (SELECT pc.pin FROM core.parcel pc
+                        WHERE pc.parcel_id = f.parcel_id AND pc.valid_to IS NULL),
+                       (SELECT cf.feature_key FROM core.feature cf
+                        WHERE cf.feature_id = f.parcel_id))) END,
+           p.measured_value, p.limit_value, p.unit, p.message
+    FROM checks.finding f
+    JOIN ops.run_finding p ON p.run_id = ops.findings_seen_in(v_prev.run_id)
+                          AND p.finding_id = f.carried_from_id
+    WHERE f.run_id = p_check_run_id AND f.carried_from_id IS NOT NULL;
+    GET DIAGNOSTICS v_copied = ROW_COUNT;
+    IF v_copied <> (SELECT count(*) FROM checks.finding f
+                    WHERE f.run_id = p_check_run_id AND f.carried_from_id IS NOT NULL) THEN
+      RAISE EXCEPTION 'ops.run %: only % of the findings check run % carried over have a row '
+        'in the snapshot of run %', p_run_id, v_copied, p_check_run_id,
+        ops.findings_seen_in(v_prev.run_id);
+    END IF;
+  END IF;
   INSERT INTO ops.run_finding (run_id, finding_key, finding_id, paragraph, check_code, severity,
                                permit_no, pin, measured_value, limit_value, unit, message)
-  SELECT p_run_id,
-         concat_ws('|', k.paragraph, k.check_code, coalesce(k.permit_no, '-'),
-                   coalesce(k.pin_key, '-'), coalesce(k.feature_id::text, '-'),
-                   row_number() OVER (PARTITION BY k.paragraph, k.check_code, k.permit_no,
-                                                   k.pin_key, k.feature_id
-                                      ORDER BY k.x, k.y, k.measured_value, k.message,
-                                               k.finding_id)),
-         k.finding_id, k.paragraph, k.check_code, k.severity, k.permit_no, k.pin,
-         k.measured_value, k.limit_value, k.unit, k.message
-  FROM (SELECT j.*, core.pin_display(coalesce(j.parcel_pin, j.pin_key)) AS pin
-        FROM (SELECT fi.finding_id, fi.paragraph, fi.check_code, fi.severity,
-                     pf.feature_key AS permit_no, fi.feature_id, fi.measured_value,
-                     fi.limit_value, fi.unit, fi.message,
-                     round(ST_XMin(fi.geom)::numeric, 1) AS x,
-                     round(ST_YMin(fi.geom)::numeric, 1) AS y,
-                     -- a finding's parcel looked up only when it has one: joined, the
-                     -- planner hashed every feature and parcel of the plan area (0.6 s of a
-                     -- state's snapshot) for findings of which none had a parcel
-                     CASE WHEN fi.parcel_id IS NOT NULL THEN
-                       (SELECT cf.feature_key FROM core.feature cf
-                        WHERE cf.feature_id = fi.parcel_id) END AS pin_key,
-                     CASE WHEN fi.parcel_id IS NOT NULL THEN
-                       (SELECT pc.pin FROM core.parcel pc
-                        WHERE pc.parcel_id = fi.parcel_id AND pc.valid_to IS NULL) END
-                       AS parcel_pin
-              FROM checks.finding fi
-              LEFT JOIN core.feature pf ON pf.feature_id = fi.permit_id
-              WHERE fi.run_id = p_check_run_id AND fi.plan_area_id = v_plan) j) k;
+  SELECT p_run_id, k.finding_key, k.finding_id, k.paragraph, k.check_code, k.severity,
+         k.permit_no, k.pin, k.measured_value, k.limit_value, k.unit, k.message
+  FROM ops.run_finding_rows(p_check_run_id, v_plan, v_copy) k;
 END $$;
 COMMENT ON FUNCTION ops.snapshot_run(bigint, bigint, bigint) IS
   'Keeps what a run saw: the parcel balances (pub.parcel_balance, parcels with impact or '
@@ -723,7 +777,9 @@ REVOKE ALL ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(intege
   ops.plan_figures(jsonb), ops.balance_state(integer), ops.parcels_seen_in(bigint),
   ops.findings_seen_in(bigint), ops.run_finding_review(bigint),
   ops.run_finding_review_first(bigint, integer),
-  ops.run_review_event(integer, bigint, bigint), ops.run_review_resolved(integer, bigint, bigint)
+  ops.run_review_event(integer, bigint, bigint),
+  ops.run_review_resolved(integer, bigint, bigint),
+  ops.run_finding_rows(bigint, integer, boolean)
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(integer),
   ops.release_reconcile_lock(integer), ops.reconcile_lock_holder(integer),
@@ -734,7 +790,9 @@ GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(int
   ops.plan_figures(jsonb), ops.balance_state(integer), ops.parcels_seen_in(bigint),
   ops.findings_seen_in(bigint), ops.run_finding_review(bigint),
   ops.run_finding_review_first(bigint, integer),
-  ops.run_review_event(integer, bigint, bigint), ops.run_review_resolved(integer, bigint, bigint)
+  ops.run_review_event(integer, bigint, bigint),
+  ops.run_review_resolved(integer, bigint, bigint),
+  ops.run_finding_rows(bigint, integer, boolean)
   TO rulem_etl;
 -- The run record is written through the protocol's functions only (they run as the owner).
 REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ops.run, ops.run_file, ops.run_parcel_balance,

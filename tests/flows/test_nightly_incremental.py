@@ -133,6 +133,24 @@ def test_findings_and_outcomes_equal_a_full_nights(nights):
         full.findings, full.findings_new, full.findings_resolved, full.parcels_changed)
 
 
+def test_the_snapshot_of_carried_findings_is_their_sources_rows(nights):
+    """ops.snapshot_run copies a carried-over finding's row from the previous run's snapshot
+    (sql/300) and keys only the findings evaluated again: the rows, with the check run's own
+    finding ids, are what keying every finding of the run gives (ops.run_finding_rows)."""
+    url, inc = nights["incremental"]
+    run = _run(url, inc.run_id)
+    assert _rows(url, "SELECT count(*) FROM checks.finding WHERE run_id = :c "
+                      "AND carried_from_id IS NOT NULL", c=run.check_run_id)[0][0] > 0
+    columns = ("finding_key, finding_id, paragraph, check_code, severity, permit_no, pin, "
+               "measured_value, limit_value, unit, message")
+    kept = _rows(url, f"SELECT {columns} FROM ops.run_finding WHERE run_id = :r "
+                      "ORDER BY finding_key", r=inc.run_id)
+    keyed = _rows(url, f"SELECT {columns} FROM ops.run_finding_rows(:c, (SELECT plan_area_id "
+                       "FROM ops.run WHERE run_id = :r), false) ORDER BY finding_key",
+                  c=run.check_run_id, r=inc.run_id)
+    assert kept and kept == keyed
+
+
 def test_report_files_equal_a_full_nights(nights):
     inc, full = nights["incremental"][1], nights["full"][1]
     a, b = Path(inc.report_path).parent, Path(full.report_path).parent
