@@ -254,6 +254,7 @@ DECLARE
   v_state jsonb;
   v_copy boolean;
   v_copied bigint;
+  v_prev_seen bigint;
 BEGIN
   v_plan := (ops.running_run(p_run_id)).plan_area_id;
   IF p_ledger_run_id IS NOT NULL
@@ -301,8 +302,8 @@ BEGIN
   -- run is this one's base), their rows are the sources' rows, keys included: a permit's
   -- findings are carried all or none, and the key numbers like findings within a permit. Only
   -- the findings evaluated again are keyed here (a state's 1 % night: 10 % of 240,000).
-  SELECT c.base_run_id = (SELECT s.check_run_id FROM ops.run s
-                          WHERE s.run_id = ops.findings_seen_in(v_prev.run_id))
+  v_prev_seen := ops.findings_seen_in(v_prev.run_id);
+  SELECT c.base_run_id = (SELECT s.check_run_id FROM ops.run s WHERE s.run_id = v_prev_seen)
     INTO v_copy FROM checks.run c WHERE c.run_id = p_check_run_id;
   v_copy := coalesce(v_copy, false);
   IF v_copy THEN
@@ -319,16 +320,17 @@ BEGIN
                        (SELECT cf.feature_key FROM core.feature cf
                         WHERE cf.feature_id = f.parcel_id))) END,
            p.measured_value, p.limit_value, p.unit, p.message
+    -- hashed: the rows have no index by finding id, and a probe per finding of the run's
+    -- rows by its id prefix was a scan of 240,000 rows for each of 216,000 findings
     FROM checks.finding f
-    JOIN ops.run_finding p ON p.run_id = ops.findings_seen_in(v_prev.run_id)
-                          AND p.finding_id = f.carried_from_id
+    JOIN (SELECT * FROM ops.run_finding r WHERE r.run_id = v_prev_seen OFFSET 0) p
+      ON p.finding_id = f.carried_from_id
     WHERE f.run_id = p_check_run_id AND f.carried_from_id IS NOT NULL;
     GET DIAGNOSTICS v_copied = ROW_COUNT;
     IF v_copied <> (SELECT count(*) FROM checks.finding f
                     WHERE f.run_id = p_check_run_id AND f.carried_from_id IS NOT NULL) THEN
       RAISE EXCEPTION 'ops.run %: only % of the findings check run % carried over have a row '
-        'in the snapshot of run %', p_run_id, v_copied, p_check_run_id,
-        ops.findings_seen_in(v_prev.run_id);
+        'in the snapshot of run %', p_run_id, v_copied, p_check_run_id, v_prev_seen;
     END IF;
   END IF;
   INSERT INTO ops.run_finding (run_id, finding_key, finding_id, paragraph, check_code, severity,
