@@ -320,11 +320,11 @@ BEGIN
                        (SELECT cf.feature_key FROM core.feature cf
                         WHERE cf.feature_id = f.parcel_id))) END,
            p.measured_value, p.limit_value, p.unit, p.message
-    -- hashed: the rows have no index by finding id, and a probe per finding of the run's
-    -- rows by its id prefix was a scan of 240,000 rows for each of 216,000 findings
+    -- by the index on (run_id, finding_id), revision 0048: the planner has no statistics
+    -- for a check run's findings yet, and a probe of the run's rows by their run alone was
+    -- a scan of 240,000 rows for each of 216,000 findings at state size
     FROM checks.finding f
-    JOIN (SELECT * FROM ops.run_finding r WHERE r.run_id = v_prev_seen OFFSET 0) p
-      ON p.finding_id = f.carried_from_id
+    JOIN ops.run_finding p ON p.run_id = v_prev_seen AND p.finding_id = f.carried_from_id
     WHERE f.run_id = p_check_run_id AND f.carried_from_id IS NOT NULL;
     GET DIAGNOSTICS v_copied = ROW_COUNT;
     IF v_copied <> (SELECT count(*) FROM checks.finding f

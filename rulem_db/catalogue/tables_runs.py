@@ -161,6 +161,7 @@ def _snapshots(md: sa.MetaData) -> None:
         sa.Column("limit_value", sa.Numeric, comment="Limit."),
         sa.Column("unit", sa.Text, comment="Unit."),
         sa.Column("message", sa.Text, comment="Message."),
+        sa.Index("ix_run_finding_finding", "run_id", "finding_id"),  # revision 0048
         schema="ops",
         comment="Findings a run saw, for the comparison with the next run.",
     )
