@@ -244,6 +244,40 @@ COMMENT ON FUNCTION ops.run_finding_rows(bigint, integer, boolean) IS
   'The rows ops.run_finding keeps of a check run''s findings, each with its key across runs; '
   'with p_fresh_only, of the findings not carried over only.';
 
+-- The snapshot rows of the findings a check run carried over: their sources' rows in the
+-- previous run's snapshot, with the run's own finding ids (ops.snapshot_run's only caller; runs
+-- as its owner). Hashed, never a nested loop: right after a check run the planner has no
+-- statistics for its findings, estimated one, and probed the previous snapshot once per
+-- finding, by its run alone (240,000 rows for each of 216,000 findings at state size, for
+-- minutes) or by (run_id, finding_id), revision 0048 (2.3 s of random reads against 0.9 s).
+CREATE OR REPLACE FUNCTION ops.copy_carried_findings(p_run_id bigint, p_check_run_id bigint,
+                                                     p_prev_seen bigint)
+RETURNS bigint LANGUAGE sql VOLATILE SET enable_nestloop = off
+SET search_path = pg_catalog, public, pg_temp AS $$
+  WITH copied AS (
+    INSERT INTO ops.run_finding (run_id, finding_key, finding_id, paragraph, check_code,
+                                 severity, permit_no, pin, measured_value, limit_value, unit,
+                                 message)
+    SELECT p_run_id, p.finding_key, f.finding_id, p.paragraph, p.check_code, p.severity,
+           p.permit_no,
+           -- the parcel's PIN as it is now (a parcel may have a new version since)
+           CASE WHEN f.parcel_id IS NULL THEN p.pin
+                ELSE core.pin_display(coalesce(
+                       (SELECT pc.pin FROM core.parcel pc
+                        WHERE pc.parcel_id = f.parcel_id AND pc.valid_to IS NULL),
+                       (SELECT cf.feature_key FROM core.feature cf
+                        WHERE cf.feature_id = f.parcel_id))) END,
+           p.measured_value, p.limit_value, p.unit, p.message
+    FROM checks.finding f
+    JOIN ops.run_finding p ON p.run_id = p_prev_seen AND p.finding_id = f.carried_from_id
+    WHERE f.run_id = p_check_run_id AND f.carried_from_id IS NOT NULL
+    RETURNING 1)
+  SELECT count(*) FROM copied
+$$;
+COMMENT ON FUNCTION ops.copy_carried_findings(bigint, bigint, bigint) IS
+  'Adds to a run''s snapshot the rows of the findings its check run carried over, taken from '
+  'the previous run''s snapshot; returns how many (ops.snapshot_run).';
+
 CREATE OR REPLACE FUNCTION ops.snapshot_run(p_run_id bigint, p_ledger_run_id bigint,
                                             p_check_run_id bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
@@ -307,26 +341,7 @@ BEGIN
     INTO v_copy FROM checks.run c WHERE c.run_id = p_check_run_id;
   v_copy := coalesce(v_copy, false);
   IF v_copy THEN
-    INSERT INTO ops.run_finding (run_id, finding_key, finding_id, paragraph, check_code,
-                                 severity, permit_no, pin, measured_value, limit_value, unit,
-                                 message)
-    SELECT p_run_id, p.finding_key, f.finding_id, p.paragraph, p.check_code, p.severity,
-           p.permit_no,
-           -- the parcel's PIN as it is now (a parcel may have a new version since)
-           CASE WHEN f.parcel_id IS NULL THEN p.pin
-                ELSE core.pin_display(coalesce(
-                       (SELECT pc.pin FROM core.parcel pc
-                        WHERE pc.parcel_id = f.parcel_id AND pc.valid_to IS NULL),
-                       (SELECT cf.feature_key FROM core.feature cf
-                        WHERE cf.feature_id = f.parcel_id))) END,
-           p.measured_value, p.limit_value, p.unit, p.message
-    -- by the index on (run_id, finding_id), revision 0048: the planner has no statistics
-    -- for a check run's findings yet, and a probe of the run's rows by their run alone was
-    -- a scan of 240,000 rows for each of 216,000 findings at state size
-    FROM checks.finding f
-    JOIN ops.run_finding p ON p.run_id = v_prev_seen AND p.finding_id = f.carried_from_id
-    WHERE f.run_id = p_check_run_id AND f.carried_from_id IS NOT NULL;
-    GET DIAGNOSTICS v_copied = ROW_COUNT;
+    v_copied := ops.copy_carried_findings(p_run_id, p_check_run_id, v_prev_seen);
     IF v_copied <> (SELECT count(*) FROM checks.finding f
                     WHERE f.run_id = p_check_run_id AND f.carried_from_id IS NOT NULL) THEN
       RAISE EXCEPTION 'ops.run %: only % of the findings check run % carried over have a row '
@@ -800,7 +815,8 @@ GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(int
 REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ops.run, ops.run_file, ops.run_parcel_balance,
   ops.run_finding FROM rulem_etl;
 GRANT SELECT ON ops.run, ops.run_file, ops.run_parcel_balance, ops.run_finding TO rulem_etl;
-REVOKE ALL ON FUNCTION ops.running_run(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ops.running_run(bigint),
+  ops.copy_carried_findings(bigint, bigint, bigint) FROM PUBLIC;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ops TO rulem_etl;
 REVOKE ALL ON pub.reconciliation_run, pub.reconciliation_file FROM PUBLIC;
 GRANT SELECT ON pub.reconciliation_run, pub.reconciliation_file

@@ -1,13 +1,14 @@
 """Index on the finding a run's snapshot row was read from: a row is found by its finding.
 
 Why: a run's snapshot copies the rows of the findings its check run carried over from the
-previous run's snapshot (ops.snapshot_run, sql/300), and the report's review sections look
-up the rows of the few findings found, re-opened or waived (ops.run_finding_review_first). Both
-look rows up by `finding_id`, which ops.run_finding had no index on. Right after a check run
-the planner has no statistics for its findings yet, estimated one, and probed the previous
-snapshot (240,000 rows at state size) once per carried finding by its run prefix: the state
-benchmark's 1 % night sat in the snapshot for minutes. With the index a probe is a lookup
-whatever the estimate.
+previous run's snapshot (ops.copy_carried_findings, sql/300), and the report's review sections
+look up the rows of the few findings found, re-opened or waived (ops.run_finding_review_first).
+Both look rows up by `finding_id`, which ops.run_finding had no index on. Right after a check
+run the planner has no statistics for its findings yet, estimated one, and probed the previous
+snapshot (240,000 rows at state size) once per carried finding by its run alone: the state
+benchmark's 1 % night sat in the snapshot for minutes. The copy is now hashed whatever the
+estimate; the index keeps any lookup by finding a lookup (the review's marked rows, and any
+plan that probes).
 
 Revision ID: 0048
 Revises: 0047
