@@ -18,8 +18,8 @@ same balances and findings as the run before) gets only `index.html`: the headli
 totals, its inbox files and a link to the last full report, which shows what it saw.
 
 Everything is read back from the database (ops.run and its snapshots, pub.parcel_balance,
-pub.permit_balance, checks.finding, ops.run_finding_review); nothing is computed here but
-layout.
+pub.permit_balance, checks.finding, ops.run_finding_review_first); nothing is computed
+here but layout.
 """
 
 from __future__ import annotations
