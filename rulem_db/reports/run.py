@@ -162,14 +162,16 @@ def _read_lists(conn: sa.Connection, run: dict[str, Any]) -> dict[str, Any]:
     drawing, see write_run_report): the changes, the findings by review section and by check,
     the permits and the parcels with a balance."""
     run_id, plan = run["run_id"], run["plan_area_id"]
+    # the parcels with impact or credit as the run's snapshot kept them (what the run saw;
+    # a state's 41,000 rows, where pub.parcel_balance reads 1,000,000 parcels: 0.6 s to count)
+    seen = ("FROM ops.run_parcel_balance WHERE run_id = ops.parcels_seen_in(:r) "
+            "AND status <> 'none'")
     active = conn.execute(sa.text(
         "SELECT pin, impact_acres, required_acres, credit_acres, credit_hosted_acres, "
-        "balance_acres, status FROM pub.parcel_balance "
-        "WHERE plan_area_id = :p AND status <> 'none' ORDER BY pin LIMIT :n"),
-        {"p": plan, "n": MAX_ROWS}).all()
-    active_count = conn.execute(sa.text(
-        "SELECT count(*) FROM pub.parcel_balance WHERE plan_area_id = :p "
-        "AND status <> 'none'"), {"p": plan}).scalar_one()
+        f"balance_acres, status {seen} ORDER BY pin LIMIT :n"),
+        {"r": run_id, "n": MAX_ROWS}).all()
+    active_count = conn.execute(sa.text(f"SELECT count(*) {seen}"),
+                                {"r": run_id}).scalar_one()
     return {
         "finding_changes": _rows(conn, "SELECT * FROM ops.run_finding_change(:r)", r=run_id),
         "parcel_changes": _rows(conn, "SELECT * FROM ops.run_parcel_change(:r)", r=run_id),

@@ -151,6 +151,28 @@ def test_the_snapshot_of_carried_findings_is_their_sources_rows(nights):
     assert kept and kept == keyed
 
 
+def test_the_pages_parcels_with_a_balance_are_what_the_run_saw(nights):
+    """The page lists the parcels with impact or credit from the run's snapshot
+    (ops.run_parcel_balance): with nothing changed since, what pub.parcel_balance has now, in
+    the same order, and their count in the heading."""
+    from rulem_db.reports import run as report_run
+
+    url, inc = nights["incremental"]
+    now = _rows(url, "SELECT pin, impact_acres, required_acres, credit_acres, "
+                     "credit_hosted_acres, balance_acres, status FROM pub.parcel_balance "
+                     "WHERE status <> 'none' ORDER BY pin")
+    eng = sa.create_engine(url, poolclass=NullPool)
+    try:
+        with eng.connect() as conn:
+            lists = report_run._read_lists(conn, report_run._read_run(conn, inc.run_id))
+    finally:
+        eng.dispose()
+    assert now and lists["active"] == now[:report_run.MAX_ROWS]
+    assert lists["active_count"] == len(now)
+    page = Path(inc.report_path).read_text(encoding="utf-8")
+    assert f"Parcels with impact or credit ({len(now)};" in page
+
+
 def test_report_files_equal_a_full_nights(nights):
     inc, full = nights["incremental"][1], nights["full"][1]
     a, b = Path(inc.report_path).parent, Path(full.report_path).parent
