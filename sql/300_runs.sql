@@ -202,6 +202,19 @@ COMMENT ON FUNCTION ops.parcels_seen_in(bigint) IS
 COMMENT ON FUNCTION ops.findings_seen_in(bigint) IS
   'Run whose ops.run_finding rows hold the findings a run saw.';
 
+-- A finding's parcel by its PIN as shown (core.pin_display) as the parcel is now: its current
+-- version's PIN, else the parcel's key. Asked only of findings that name a parcel (a state's
+-- findings name none: joined for every finding, the planner hashed every feature and parcel
+-- of the plan area, 0.6-0.8 s).
+CREATE OR REPLACE FUNCTION ops.finding_pin(p_parcel_id bigint) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
+  SELECT core.pin_display(coalesce(
+    (SELECT pc.pin FROM core.parcel pc WHERE pc.parcel_id = p_parcel_id AND pc.valid_to IS NULL),
+    (SELECT cf.feature_key FROM core.feature cf WHERE cf.feature_id = p_parcel_id)))
+$$;
+COMMENT ON FUNCTION ops.finding_pin(bigint) IS
+  'The PIN, as shown, of the parcel a finding names, as the parcel is now.';
+
 -- The snapshot rows of a check run's findings, each with the key that identifies it across
 -- runs (paragraph, check, permit, parcel, feature, and its rank among like ones of the permit);
 -- with p_fresh_only, of the findings the run evaluated (not carried over) only.
@@ -219,26 +232,21 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
                                                k.finding_id)),
          k.finding_id, k.paragraph, k.check_code, k.severity, k.permit_no, k.pin,
          k.measured_value, k.limit_value, k.unit, k.message
-  FROM (SELECT j.*, core.pin_display(coalesce(j.parcel_pin, j.pin_key)) AS pin
-        FROM (SELECT fi.finding_id, fi.paragraph, fi.check_code, fi.severity,
-                     pf.feature_key AS permit_no, fi.feature_id, fi.measured_value,
-                     fi.limit_value, fi.unit, fi.message,
-                     round(ST_XMin(fi.geom)::numeric, 1) AS x,
-                     round(ST_YMin(fi.geom)::numeric, 1) AS y,
-                     -- a finding's parcel looked up only when it has one: joined, the
-                     -- planner hashed every feature and parcel of the plan area (0.6 s of a
-                     -- state's snapshot) for findings of which none had a parcel
-                     CASE WHEN fi.parcel_id IS NOT NULL THEN
-                       (SELECT cf.feature_key FROM core.feature cf
-                        WHERE cf.feature_id = fi.parcel_id) END AS pin_key,
-                     CASE WHEN fi.parcel_id IS NOT NULL THEN
-                       (SELECT pc.pin FROM core.parcel pc
-                        WHERE pc.parcel_id = fi.parcel_id AND pc.valid_to IS NULL) END
-                       AS parcel_pin
-              FROM checks.finding fi
-              LEFT JOIN core.feature pf ON pf.feature_id = fi.permit_id
-              WHERE fi.run_id = p_check_run_id AND fi.plan_area_id = p_plan_area_id
-                AND NOT (p_fresh_only AND fi.carried_from_id IS NOT NULL)) j) k
+  FROM (SELECT fi.finding_id, fi.paragraph, fi.check_code, fi.severity,
+               pf.feature_key AS permit_no, fi.feature_id, fi.measured_value,
+               fi.limit_value, fi.unit, fi.message,
+               round(ST_XMin(fi.geom)::numeric, 1) AS x,
+               round(ST_YMin(fi.geom)::numeric, 1) AS y,
+               -- a finding's parcel looked up only when it has one (ops.finding_pin)
+               CASE WHEN fi.parcel_id IS NOT NULL THEN
+                 (SELECT cf.feature_key FROM core.feature cf
+                  WHERE cf.feature_id = fi.parcel_id) END AS pin_key,
+               CASE WHEN fi.parcel_id IS NOT NULL THEN ops.finding_pin(fi.parcel_id) END
+                 AS pin
+        FROM checks.finding fi
+        LEFT JOIN core.feature pf ON pf.feature_id = fi.permit_id
+        WHERE fi.run_id = p_check_run_id AND fi.plan_area_id = p_plan_area_id
+          AND NOT (p_fresh_only AND fi.carried_from_id IS NOT NULL)) k
 $$;
 COMMENT ON FUNCTION ops.run_finding_rows(bigint, integer, boolean) IS
   'The rows ops.run_finding keeps of a check run''s findings, each with its key across runs; '
@@ -261,12 +269,7 @@ SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT p_run_id, p.finding_key, f.finding_id, p.paragraph, p.check_code, p.severity,
            p.permit_no,
            -- the parcel's PIN as it is now (a parcel may have a new version since)
-           CASE WHEN f.parcel_id IS NULL THEN p.pin
-                ELSE core.pin_display(coalesce(
-                       (SELECT pc.pin FROM core.parcel pc
-                        WHERE pc.parcel_id = f.parcel_id AND pc.valid_to IS NULL),
-                       (SELECT cf.feature_key FROM core.feature cf
-                        WHERE cf.feature_id = f.parcel_id))) END,
+           CASE WHEN f.parcel_id IS NULL THEN p.pin ELSE ops.finding_pin(f.parcel_id) END,
            p.measured_value, p.limit_value, p.unit, p.message
     FROM checks.finding f
     JOIN ops.run_finding p ON p.run_id = p_prev_seen AND p.finding_id = f.carried_from_id
@@ -796,7 +799,7 @@ REVOKE ALL ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(intege
   ops.run_finding_review_first(bigint, integer),
   ops.run_review_event(integer, bigint, bigint),
   ops.run_review_resolved(integer, bigint, bigint),
-  ops.run_finding_rows(bigint, integer, boolean)
+  ops.run_finding_rows(bigint, integer, boolean), ops.finding_pin(bigint)
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(integer),
   ops.release_reconcile_lock(integer), ops.reconcile_lock_holder(integer),
@@ -809,7 +812,7 @@ GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(int
   ops.run_finding_review_first(bigint, integer),
   ops.run_review_event(integer, bigint, bigint),
   ops.run_review_resolved(integer, bigint, bigint),
-  ops.run_finding_rows(bigint, integer, boolean)
+  ops.run_finding_rows(bigint, integer, boolean), ops.finding_pin(bigint)
   TO rulem_etl;
 -- The run record is written through the protocol's functions only (they run as the owner).
 REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ops.run, ops.run_file, ops.run_parcel_balance,

@@ -133,12 +133,9 @@ def _read_places(conn: sa.Connection, run: dict[str, Any], url: str) -> dict[str
         # occurrence_id: this run's row (docs/checks.md, "Finding review")
         "SELECT fo.finding_case_id AS finding_id, f.finding_id AS occurrence_id, f.paragraph, "
         "f.check_code, f.severity, pf.feature_key AS permit_no, "
-        # the parcel looked up only for a finding that has one: joined, the planner hashed
-        # every feature and parcel of a state (0.8 s) for findings of which none had one
-        "CASE WHEN f.parcel_id IS NOT NULL THEN (SELECT core.pin_display(coalesce(pc.pin, "
-        "cf.feature_key)) FROM core.feature cf LEFT JOIN core.parcel pc ON "
-        "pc.parcel_id = cf.feature_id AND pc.valid_to IS NULL "
-        "WHERE cf.feature_id = f.parcel_id) END AS pin, f.feature_id, "
+        # the parcel looked up only for a finding that has one (ops.finding_pin)
+        "CASE WHEN f.parcel_id IS NOT NULL THEN ops.finding_pin(f.parcel_id) END AS pin, "
+        "f.feature_id, "
         # as floats, which the frame would make of them: no Decimal for each of 480,000
         "f.measured_value::float8 AS measured_value, f.limit_value::float8 AS limit_value, "
         "f.unit, f.message, ST_AsEWKB(f.geom) AS geom "
