@@ -1,7 +1,7 @@
 """An incremental night gives what a full night gives on the same state (docs/checks.md,
 "Incremental runs").
 
-The demo plan area is reconciled once, then an impact is moved; the database is
+The demo plan area is reconciled once, then an impact and a structure are moved; the database is
 copied, and one copy runs the nightly as shipped (only what changed: the ledger's queue, the
 checks of the permits whose inputs changed, the others carried over) while the other runs it
 with --full (every owner recomputed, every permit checked). Both copies have the same history,
@@ -56,7 +56,8 @@ def _change(url: str) -> dict[str, int]:
     """Move one impact a little (a new version, as an edit makes it): 24-007's drainage, which
     nothing else of the permit covers and no later permit files again (moving 24-001's W-010
     fill would hand the strip it leaves to 25-001, which files the same fill, on the same
-    parcel; 24-002's grading covers all of W-011: no parcel balance would move)."""
+    parcel; 24-002's grading covers all of W-011: no parcel balance would move); and move a
+    structure of 24-008 that stands in a wetland, so a finding's measure changes."""
     eng = sa.create_engine(url, poolclass=NullPool)
     try:
         with eng.begin() as conn:
@@ -66,6 +67,12 @@ def _change(url: str) -> dict[str, int]:
                 "JOIN core.permit p ON p.permit_id = i.permit_id AND p.valid_to IS NULL "
                 "WHERE i.valid_to IS NULL AND p.permit_no = '24-007') "
                 "RETURNING permit_id")).scalar_one()
+            # and a structure of 24-008 in a wetland (7(g)): its finding's measure changes
+            conn.execute(sa.text(
+                "UPDATE core.structure SET geom = ST_Translate(geom, 0.0, 20.0) "
+                "WHERE valid_to IS NULL AND structure_id = (SELECT f.feature_id "
+                "FROM core.feature f WHERE f.layer = 'structure' "
+                "AND f.feature_key = '24-008/ST-003')"))
     finally:
         eng.dispose()
     return {"permit": impact}
@@ -149,6 +156,26 @@ def test_the_snapshot_of_carried_findings_is_their_sources_rows(nights):
                        "FROM ops.run WHERE run_id = :r), false) ORDER BY finding_key",
                   c=run.check_run_id, r=inc.run_id)
     assert kept and kept == keyed
+
+
+def test_the_finding_changes_compare_only_permits_evaluated_again(nights):
+    """ops.run_finding_change leaves out the permits whose snapshot rows are copies of the
+    previous snapshot's (carried over, sql/300): what it gives is what comparing every finding
+    gives, the --full night's comparison on the same history, in the same order."""
+    (url, inc), (full_url, full) = nights["incremental"], nights["full"]
+    check_run = _run(url, inc.run_id).check_run_id
+    carried = _rows(url, "SELECT count(*) FROM checks.run_permit "
+                         "WHERE run_id = :c AND outcome_run_id <> :c", c=check_run)[0][0]
+    # permits were left out of the comparison: carried over from the previous snapshot's run
+    assert carried > 0
+    assert _rows(url, "SELECT c.base_run_id = (SELECT s.check_run_id FROM ops.run s "
+                      "WHERE s.run_id = ops.findings_seen_in(o.previous_run_id)) "
+                      "FROM ops.run o JOIN checks.run c ON c.run_id = o.check_run_id "
+                      "WHERE o.run_id = :r", r=inc.run_id) == [(True,)]
+    changes = _rows(url, "SELECT * FROM ops.run_finding_change(:r)", r=inc.run_id)
+    assert changes  # the moved impact changed what its permit's checks found
+    assert changes == _rows(full_url, "SELECT * FROM ops.run_finding_change(:r)",
+                            r=full.run_id)
 
 
 def test_the_pages_parcels_with_a_balance_are_what_the_run_saw(nights):
