@@ -320,13 +320,20 @@ BEGIN
     UPDATE ops.run SET parcels_seen_in_run_id = ops.parcels_seen_in(v_prev.run_id)
      WHERE run_id = p_run_id;
   ELSE
+  -- A parcel without a total (ledger.parcel_total, kept at posting) has nothing required or
+  -- counted: its status is 'none' (sql/180). So only the parcels with a total are read, each
+  -- by its key (OFFSET 0 keeps the lookup per parcel): a state's 54,000 of 1,000,000 parcels,
+  -- 0.29 s, where filtering every parcel of pub.parcel_balance on its status took 0.58 s.
   INSERT INTO ops.run_parcel_balance (run_id, parcel_id, pin, impact_acres, required_acres,
                                       credit_acres, credit_proposed_acres, credit_hosted_acres,
                                       balance_acres, status)
   SELECT p_run_id, b.parcel_id, b.pin, b.impact_acres, b.required_acres, b.credit_acres,
          b.credit_proposed_acres, b.credit_hosted_acres, b.balance_acres, b.status
-  FROM pub.parcel_balance b
-  WHERE b.plan_area_id = v_plan AND b.status IS DISTINCT FROM 'none';
+  FROM ledger.parcel_total t
+  CROSS JOIN LATERAL (SELECT x.* FROM pub.parcel_balance x
+                      WHERE x.parcel_id = t.parcel_id AND x.plan_area_id = t.plan_area_id
+                      OFFSET 0) b
+  WHERE t.plan_area_id = v_plan AND b.status IS DISTINCT FROM 'none';
   END IF;
 
   IF v_prev.check_run_id = p_check_run_id THEN  -- the checks found nothing to look at again
