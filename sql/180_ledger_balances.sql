@@ -286,15 +286,19 @@ BEGIN
       FROM e) m$t$,
     sums, status, srid, published);
 
+  -- A parcel without a total (no entry ever posted to it: most of a plan area's parcels) has
+  -- zeros and status 'none', what the sums of no entries give; said outright, so the view
+  -- does not round and judge a million zeros (a state's parcel CSV: 0.9 s of its 2.4 s).
   parcel_now := format($t$
     SELECT p.parcel_id, core.pin_display(p.pin) AS pin, p.plan_area_id,
-           round(m.impact, 4)::numeric(12,4) AS impact_acres,
-           round(m.required, 4)::numeric(12,4) AS required_acres,
-           round(m.credit, 4)::numeric(12,4) AS credit_acres,
-           round(m.proposed, 4)::numeric(12,4) AS credit_proposed_acres,
-           round(m.constructed, 4)::numeric(12,4) AS credit_constructed_acres,
-           round(m.hosted, 4)::numeric(12,4) AS credit_hosted_acres,
-           round(m.credit - m.required, 4)::numeric(12,4) AS balance_acres, %2$s AS status,
+           %4$s round(m.impact, 4) END::numeric(12,4) AS impact_acres,
+           %4$s round(m.required, 4) END::numeric(12,4) AS required_acres,
+           %4$s round(m.credit, 4) END::numeric(12,4) AS credit_acres,
+           %4$s round(m.proposed, 4) END::numeric(12,4) AS credit_proposed_acres,
+           %4$s round(m.constructed, 4) END::numeric(12,4) AS credit_constructed_acres,
+           %4$s round(m.hosted, 4) END::numeric(12,4) AS credit_hosted_acres,
+           %4$s round(m.credit - m.required, 4) END::numeric(12,4) AS balance_acres,
+           CASE WHEN t.parcel_id IS NULL THEN 'none' ELSE %2$s END AS status,
            p.geom::geometry(MultiPolygon, %3$s) AS geom
     FROM core.parcel p
     LEFT JOIN ledger.parcel_total t ON t.parcel_id = p.parcel_id
@@ -302,7 +306,7 @@ BEGIN
     CROSS JOIN LATERAL (SELECT %1$s) m
     WHERE p.valid_from <= 'infinity'::timestamptz
       AND (p.valid_to IS NULL OR p.valid_to > 'infinity'::timestamptz)$t$,
-    trow, status, srid);
+    trow, status, srid, 'CASE WHEN t.parcel_id IS NULL THEN 0 ELSE');
   permit_now := format($t$
     SELECT pm.permit_id, pm.permit_no, pm.plan_area_id, pm.status AS permit_status,
            coalesce(pm.baseline_on, pm.decided_on, current_date) AS baseline_on,
