@@ -128,6 +128,19 @@ def _read_places(conn: sa.Connection, run: dict[str, Any], url: str) -> dict[str
             parcels = read_parcel_frame(conn, plan)
     else:
         prefetch.discard(url, run_id)
+    outline = _read_geo(
+        conn, "SELECT ST_AsEWKB(geom) AS geom FROM pub.plan_balance "
+        "WHERE plan_area_id = :p AND geom IS NOT NULL",
+        {"p": plan})
+    files = _rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
+                  r=run_id)
+    # The findings last, with hash joins only (SET LOCAL: to the end of this read's
+    # transaction): each of the run's findings, the run's occurrences (by their run index,
+    # not every run's: 1,400,000 after a state's fifth night, growing with every night) and
+    # the plan area's permits. Right after the check run the planner has no statistics for
+    # its findings and occurrences, estimates one row, and took minutes probing the run's
+    # occurrences once per finding.
+    conn.execute(sa.text("SET LOCAL enable_nestloop = off"))
     finding_geo = _read_geo(conn, (
         # finding_id: the finding's ID from run to run (what `rulem-db finding` takes);
         # occurrence_id: this run's row (docs/checks.md, "Finding review")
@@ -140,16 +153,14 @@ def _read_places(conn: sa.Connection, run: dict[str, Any], url: str) -> dict[str
         "f.measured_value::float8 AS measured_value, f.limit_value::float8 AS limit_value, "
         "f.unit, f.message, ST_AsEWKB(f.geom) AS geom "
         "FROM checks.finding f "
+        # an occurrence's run is its finding's; a finding's permit is a permit of its plan
+        # area (sql/281)
         "LEFT JOIN checks.finding_occurrence fo ON fo.finding_id = f.finding_id "
-        "LEFT JOIN core.feature pf ON pf.feature_id = f.permit_id "
+        "AND fo.run_id = :c "
+        "LEFT JOIN core.feature pf ON pf.feature_id = f.permit_id AND pf.layer = 'permit' "
+        "AND pf.plan_area_id = :p "
         "WHERE f.run_id = :c ORDER BY pf.feature_key, f.paragraph, f.check_code, f.finding_id"),
-        {"c": run["check_run_id"] or -1})
-    outline = _read_geo(
-        conn, "SELECT ST_AsEWKB(geom) AS geom FROM pub.plan_balance "
-        "WHERE plan_area_id = :p AND geom IS NOT NULL",
-        {"p": plan})
-    files = _rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
-                  r=run_id)
+        {"c": run["check_run_id"] or -1, "p": plan})
     return {"previous": previous, "parcel_count": count, "parcels": parcels,
             "finding_geo": finding_geo, "outline": outline, "files": files}
 
