@@ -127,12 +127,13 @@ def _run_file(md: sa.MetaData) -> None:
 
 def _snapshots(md: sa.MetaData) -> None:
     acres = "acres, full precision, as pub.parcel_balance showed it"
+    # run_id and parcel_id are checked once per statement, not by foreign keys (revision
+    # 0049; ops.run_rows_while_running, sql/300): a run and a feature are never deleted
     sa.Table(
         "run_parcel_balance", md,
-        sa.Column("run_id", sa.BigInteger, sa.ForeignKey("ops.run.run_id"), primary_key=True,
-                  comment="Run."),
-        sa.Column("parcel_id", sa.BigInteger, sa.ForeignKey("core.feature.feature_id"),
-                  primary_key=True, comment="Parcel (stable feature id)."),
+        sa.Column("run_id", sa.BigInteger, primary_key=True, comment="Run."),
+        sa.Column("parcel_id", sa.BigInteger, primary_key=True,
+                  comment="Parcel (stable feature id)."),
         sa.Column("pin", sa.Text, comment="Parcel PIN."),
         sa.Column("impact_acres", sa.Numeric, comment=f"Impact {acres}."),
         sa.Column("required_acres", sa.Numeric, comment=f"Required replacement {acres}."),
@@ -146,8 +147,7 @@ def _snapshots(md: sa.MetaData) -> None:
     )
     sa.Table(
         "run_finding", md,
-        sa.Column("run_id", sa.BigInteger, sa.ForeignKey("ops.run.run_id"), primary_key=True,
-                  comment="Run."),
+        sa.Column("run_id", sa.BigInteger, primary_key=True, comment="Run."),  # revision 0049
         sa.Column("finding_key", sa.Text, primary_key=True,
                   comment="Identity of the finding across runs: paragraph, check, permit, "
                           "parcel, feature, and its rank among equal ones."),

@@ -252,6 +252,47 @@ def test_a_finished_run_is_final_for_the_owner_too(db_url: str, engine: sa.Engin
             conn.execute(sa.text(sql))
 
 
+def test_a_snapshot_row_names_a_run_and_a_parcel_that_exist(db_url: str,
+                                                            engine: sa.Engine) -> None:
+    """The snapshots' references are checked once per statement (revision 0049, sql/300), as
+    their foreign keys checked them: a row of a run that does not exist, or a parcel balance
+    of a feature that is not a parcel, is refused; a row of the running run is taken. (In
+    one transaction, each insert in a savepoint, all rolled back.)"""
+    from flows import runs
+
+    plan = runs.plan_area(db_url, None)
+    with runs.ReconcileLock(db_url, plan) as lock:
+        run_id = lock.start_run("nightly_reconciliation", "command")
+        with engine.connect() as conn:
+            missing = conn.execute(sa.text("SELECT max(run_id) + 1000 FROM ops.run")).scalar()
+            parcel, permit = (conn.execute(sa.text(
+                "INSERT INTO core.feature (layer, plan_area_id, feature_key) "
+                "VALUES (:l, :p, 'snapshot-test') RETURNING feature_id"),
+                {"l": layer, "p": plan.plan_area_id}).scalar_one()
+                for layer in ("parcel", "permit"))
+            finding = ("INSERT INTO ops.run_finding (run_id, finding_key, paragraph, "
+                       "check_code, message) VALUES (:r, 'x', '6(c)', 'buffer_min_width', 'x')")
+            balance = ("INSERT INTO ops.run_parcel_balance (run_id, parcel_id, status) "
+                       "VALUES (:r, :p, 'deficit')")
+            for sql, params, match in [
+                (finding, {"r": missing}, f"run {missing} does not exist"),
+                (balance, {"r": missing, "p": parcel}, f"run {missing} does not exist"),
+                (balance, {"r": run_id, "p": permit}, f"parcel_id {permit} is not a parcel"),
+                (balance, {"r": run_id, "p": -1}, "parcel_id -1 is not a parcel"),
+            ]:
+                with pytest.raises(sa.exc.IntegrityError, match=match), conn.begin_nested():
+                    conn.execute(sa.text(sql), params)
+            conn.execute(sa.text(finding), {"r": run_id})
+            conn.execute(sa.text(balance), {"r": run_id, "p": parcel})
+            assert conn.execute(sa.text(
+                "SELECT (SELECT count(*) FROM ops.run_finding WHERE run_id = :r), "
+                "(SELECT count(*) FROM ops.run_parcel_balance WHERE run_id = :r)"),
+                {"r": run_id}).one() == (1, 1)
+            conn.rollback()
+        with engine.begin() as conn:
+            conn.execute(sa.text("SELECT ops.finish_run(:r, 'failed', 'test')"), {"r": run_id})
+
+
 def test_a_run_ends_only_as_done_partial_or_failed(db_url: str, engine: sa.Engine,
                                                    etl: URL) -> None:
     from flows import runs
