@@ -323,7 +323,8 @@ BEGIN
   -- A parcel without a total (ledger.parcel_total, kept at posting) has nothing required or
   -- counted: its status is 'none' (sql/180). So only the parcels with a total are read, each
   -- by its key (OFFSET 0 keeps the lookup per parcel): a state's 54,000 of 1,000,000 parcels,
-  -- 0.29 s, where filtering every parcel of pub.parcel_balance on its status took 0.58 s.
+  -- 0.29 s (0.41 s with empty shared buffers), where filtering every parcel of
+  -- pub.parcel_balance on its status took 0.58 s (0.47-0.54 s).
   INSERT INTO ops.run_parcel_balance (run_id, parcel_id, pin, impact_acres, required_acres,
                                       credit_acres, credit_proposed_acres, credit_hosted_acres,
                                       balance_acres, status)
@@ -399,8 +400,8 @@ BEGIN
   -- (ops.snapshot_run copies then, and only then). A carried permit's findings are all of its
   -- findings in the base run, so its rows are the same on both sides: left out of the
   -- comparison, which then joins the findings of the permits evaluated again (a state's 1 %
-  -- night: 2,000 of 20,000 permits, 0.2 s, where joining every finding took 0.33 s alone
-  -- and up to 1.0 s beside the report's other reads).
+  -- night: 2,000 of 20,000 permits, 0.2-0.3 s, where joining every finding took 0.33-0.44 s
+  -- alone and up to 1.2 s beside the report's other reads).
   SELECT c.run_id INTO v_check
   FROM ops.run rc
   JOIN checks.run c ON c.run_id = rc.check_run_id
