@@ -215,6 +215,21 @@ $$;
 COMMENT ON FUNCTION ops.finding_pin(bigint) IS
   'The PIN, as shown, of the parcel a finding names, as the parcel is now.';
 
+-- Whether a run's snapshot takes the rows of the findings its check run carried over from
+-- the previous snapshot (ops.copy_carried_findings): when the check run's base is the check
+-- run whose findings that snapshot holds. ops.snapshot_run copies then, and
+-- ops.run_finding_change leaves those permits out then: one condition for both.
+CREATE OR REPLACE FUNCTION ops.snapshot_copies_carried(p_check_run_id bigint,
+                                                       p_prev_seen bigint)
+RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT coalesce((SELECT c.base_run_id = s.check_run_id
+                   FROM checks.run c, ops.run s
+                   WHERE c.run_id = p_check_run_id AND s.run_id = p_prev_seen), false)
+$$;
+COMMENT ON FUNCTION ops.snapshot_copies_carried(bigint, bigint) IS
+  'Whether a run''s snapshot copies its carried-over findings from the previous snapshot '
+  '(the snapshot''s run p_prev_seen): its check run''s base is that snapshot''s check run.';
+
 -- The snapshot rows of a check run's findings, each with the key that identifies it across
 -- runs (paragraph, check, permit, parcel, feature, and its rank among like ones of the permit);
 -- with p_fresh_only, of the findings the run evaluated (not carried over) only.
@@ -348,9 +363,7 @@ BEGIN
   -- findings are carried all or none, and the key numbers like findings within a permit. Only
   -- the findings evaluated again are keyed here (a state's 1 % night: 10 % of 240,000).
   v_prev_seen := ops.findings_seen_in(v_prev.run_id);
-  SELECT c.base_run_id = (SELECT s.check_run_id FROM ops.run s WHERE s.run_id = v_prev_seen)
-    INTO v_copy FROM checks.run c WHERE c.run_id = p_check_run_id;
-  v_copy := coalesce(v_copy, false);
+  v_copy := ops.snapshot_copies_carried(p_check_run_id, v_prev_seen);
   IF v_copy THEN
     v_copied := ops.copy_carried_findings(p_run_id, p_check_run_id, v_prev_seen);
     IF v_copied <> (SELECT count(*) FROM checks.finding f
@@ -397,16 +410,15 @@ BEGIN
   -- The permits whose rows in the run's snapshot are copies of the previous snapshot's
   -- (ops.copy_carried_findings): those its check run carried over (checks.run_permit, the
   -- outcomes of an earlier run), when that check run's base is the previous snapshot's
-  -- (ops.snapshot_run copies then, and only then). A carried permit's findings are all of its
-  -- findings in the base run, so its rows are the same on both sides: left out of the
-  -- comparison, which then joins the findings of the permits evaluated again (a state's 1 %
-  -- night: 2,000 of 20,000 permits, 0.2-0.3 s, where joining every finding took 0.33-0.44 s
-  -- alone and up to 1.2 s beside the report's other reads).
-  SELECT c.run_id INTO v_check
-  FROM ops.run rc
-  JOIN checks.run c ON c.run_id = rc.check_run_id
-  JOIN ops.run rp ON rp.run_id = v_prev AND rp.check_run_id = c.base_run_id
-  WHERE rc.run_id = v_cur;
+  -- (ops.snapshot_copies_carried: ops.snapshot_run copies then, and only then). A carried
+  -- permit's findings are all of its findings in the base run, so its rows are the same on
+  -- both sides: left out of the comparison, which then joins the findings of the permits
+  -- evaluated again (a state's 1 % night: 2,000 of 20,000 permits, 0.2-0.3 s, where joining
+  -- every finding took 0.33-0.44 s alone and up to 1.2 s beside the report's other reads).
+  SELECT rc.check_run_id INTO v_check FROM ops.run rc WHERE rc.run_id = v_cur;
+  IF NOT ops.snapshot_copies_carried(v_check, v_prev) THEN
+    v_check := NULL;  -- every row keyed anew: none left out
+  END IF;
   v_carried := ARRAY(
     SELECT pf.feature_key
     FROM checks.run_permit cp
@@ -845,7 +857,8 @@ REVOKE ALL ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(intege
   ops.run_finding_review_first(bigint, integer),
   ops.run_review_event(integer, bigint, bigint),
   ops.run_review_resolved(integer, bigint, bigint),
-  ops.run_finding_rows(bigint, integer, boolean), ops.finding_pin(bigint)
+  ops.run_finding_rows(bigint, integer, boolean), ops.finding_pin(bigint),
+  ops.snapshot_copies_carried(bigint, bigint)
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(integer),
   ops.release_reconcile_lock(integer), ops.reconcile_lock_holder(integer),
@@ -858,7 +871,8 @@ GRANT EXECUTE ON FUNCTION ops.reconcile_lock_class(), ops.try_reconcile_lock(int
   ops.run_finding_review_first(bigint, integer),
   ops.run_review_event(integer, bigint, bigint),
   ops.run_review_resolved(integer, bigint, bigint),
-  ops.run_finding_rows(bigint, integer, boolean), ops.finding_pin(bigint)
+  ops.run_finding_rows(bigint, integer, boolean), ops.finding_pin(bigint),
+  ops.snapshot_copies_carried(bigint, bigint)
   TO rulem_etl;
 -- The run record is written through the protocol's functions only (they run as the owner).
 REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ops.run, ops.run_file, ops.run_parcel_balance,
