@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 import numpy as np
@@ -37,16 +37,31 @@ AHEAD = 2  # batches read ahead of the database (memory stays bounded by AHEAD +
 T = TypeVar("T")
 
 
+# Which rows of a batch (numbered from first_row in the file) its reader will stage: a mask.
+Staged = Callable[[pa.RecordBatch, int], np.ndarray]
+
+
 def batches(src: Source, read_geometry: bool, log: ReadLog, batch_size: int = BATCH_SIZE,
-            limits: Limits | None = None) -> Iterator[pa.RecordBatch]:
+            limits: Limits | None = None, staged: Staged | None = None
+            ) -> Iterator[pa.RecordBatch]:
     """The source's features in batches of at most batch_size rows, each checked against the
-    limits (etl.limits); after the last batch, every feature over a limit is refused at once."""
+    limits (etl.limits); after the last batch, every feature over a limit is refused at once.
+
+    With staged (a re-delivery, etl.redelivery), the geometries checked are those of the rows
+    it says will be staged: a row it sets aside was delivered exactly as the row behind one of
+    the layer's current versions (same WKB, same fields), so its geometry was checked when it
+    was loaded, and it never reaches the database. Parsing every geometry to count its
+    vertices and look at its coordinates was the largest part of reading a re-delivery
+    (1.5 s of 3.5 s for 1,000,000 parcels). The count of features and every attribute are
+    still checked for every row."""
     limits = limits or Limits.from_env()
     guard = Guard(src, limits)
     inner = _parquet_batches(src, read_geometry, batch_size) if src.reader == "parquet" \
         else _gdal_batches(src, read_geometry, log, batch_size, limits)
+    first = 0
     for batch in inner:
-        guard.check(batch)
+        guard.check(batch, None if staged is None else staged(batch, first))
+        first += batch.num_rows
         yield batch
     guard.finish()
 
@@ -74,16 +89,21 @@ class Guard:
         self.total = 0
         self.skip_fields = {"_fid", "_geom", src.geometry_column}
 
-    def check(self, batch: pa.RecordBatch) -> None:
+    def check(self, batch: pa.RecordBatch, geometry_rows: np.ndarray | None = None) -> None:
+        """Check a batch: its rows' count and attributes, and the geometries of geometry_rows
+        (a mask; None for every row)."""
         self.rows += batch.num_rows
         if self.rows > self.limits.max_features:
             raise refuse(self.src.name, f"holds more than {self.limits.max_features:,} "
                          f"features, the limit; split it, or raise the limit with "
                          f"{env_name('max_features')}")
-        fids = _Fids(batch.column(batch.schema.names.index("_fid")))
-        if "_geom" in batch.schema.names:
-            self._geometry(batch.column(batch.schema.names.index("_geom")), fids)
-        for name, col in zip(batch.schema.names, batch.columns, strict=True):
+        names = batch.schema.names
+        fids = _Fids(batch.column(names.index("_fid")))
+        if "_geom" in names:
+            some = batch if geometry_rows is None else batch.filter(pa.array(geometry_rows))
+            self._geometry(some.column(names.index("_geom")),
+                           _Fids(some.column(names.index("_fid"))))
+        for name, col in zip(names, batch.columns, strict=True):
             if name not in self.skip_fields and (pa.types.is_string(col.type)
                                                  or pa.types.is_large_string(col.type)):
                 self._attribute(name, col, fids)

@@ -118,25 +118,44 @@ def _csv_batches(src: Source, log: ReadLog, aside: Aside | None, read_geometry: 
                                      io.BytesIO | None]]:
     """The file's batches as COPY text, with the staging columns (from the first batch)
     and the number of rows read; with aside, only the rows not set aside, and the COPY text
-    of their digests."""
+    of their digests (decided as each batch is read, so that only the staged rows'
+    geometries are checked against the limits: etl.reading.batches)."""
     fields: list[staging.StagedField] | None = None
-    first = 0
     found = nul.Found(src.name)
-    for batch in batches(src, read_geometry=read_geometry, log=log):
+    split: _Split | None = None if aside is None else _Split(aside)
+    first = 0
+    for batch in batches(src, read_geometry=read_geometry, log=log,
+                         staged=None if split is None else split):
         if src.reader == "parquet":  # GDAL's text can hold no NUL (etl.nul)
             nul.check_batch(found, batch)
             found.refuse()
         if fields is None:
             fields = staging.plan_fields(batch.schema)
         n = batch.num_rows
-        if aside is None:
+        if split is None:
             yield fields, n, staging.csv_rows(fields, batch, first), None
         else:
-            keep, hashes = aside.split(digests(fields, batch), first)
+            keep, hashes = split.last
             numbers = np.flatnonzero(keep) + first
             yield fields, n, staging.csv_rows(fields, batch.filter(pa.array(keep)), first,
                                               numbers), hashes
         first += n
+
+
+class _Split:
+    """Decides each batch as it is read (etl.redelivery.Aside.split) and keeps the batch's
+    decision (the mask of the rows to stage, their digests' COPY text) for the batch's COPY."""
+
+    def __init__(self, aside: Aside) -> None:
+        self.aside = aside
+        self.fields: list[staging.StagedField] | None = None
+        self.last: tuple[np.ndarray, io.BytesIO] = (np.zeros(0, dtype=bool), io.BytesIO())
+
+    def __call__(self, batch: pa.RecordBatch, first_row: int) -> np.ndarray:
+        if self.fields is None:
+            self.fields = staging.plan_fields(batch.schema)
+        self.last = self.aside.split(digests(self.fields, batch), first_row)
+        return self.last[0]
 
 
 def stage_study_area(conn: sa.Connection, req: Request, batch_id: int, work_srid: int,

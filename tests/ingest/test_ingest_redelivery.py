@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+import shapely
+import shapely.affinity
 import sqlalchemy as sa
-from ingest_helpers import X0, fingerprint, rows, scalar, square, write_gpkg
+from ingest_helpers import X0, Y0, fingerprint, rows, scalar, square, write_gpkg
 
 from etl.ingest import ingest
 from etl.problems import IngestRefused
@@ -106,6 +109,42 @@ def test_a_changed_copy_of_an_unchanged_key_is_refused_and_changes_nothing(
     lines = refused.value.lines()
     assert any("'A'" in line and "more than once" in line for line in lines)
     assert all("\n" not in line for line in lines)
+    assert fingerprint(engine) == before
+
+
+def test_the_geometries_checked_against_the_limits_are_those_staged(
+        db_url: str, engine: sa.Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row set aside (delivered exactly as the row behind a current version) is not parsed
+    for the limits' geometry checks (etl.reading.batches): it was checked when it was loaded
+    and never reaches the database. Its attributes are still checked, and a changed row's
+    geometry is checked as in a first load."""
+    ring = [(X0 + 50 + 40 * np.cos(t), Y0 + 1000 + 40 * np.sin(t))
+            for t in np.linspace(0, 2 * np.pi, 300, endpoint=False)]
+    round_parcel = shapely.Polygon(ring)  # 301 vertices, closing one included
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"R": round_parcel, "A": 0,
+                                                             "B": 1}))
+    monkeypatch.setenv("RULEM_MAX_VERTICES", "100")
+    # R as loaded (set aside, so its 301 vertices are not counted again), A moved 5 m
+    result = ingest(db_url, "parcel", _parcels(tmp_path / "v2.gpkg", {
+        "R": round_parcel, "A": square(0, dx=5), "B": 1}))
+    assert (result.changed, result.unchanged) == (1, 2)
+    before = fingerprint(engine)
+    # R moved: staged, so its geometry is checked and the file refused, nothing changed
+    moved = shapely.affinity.translate(round_parcel, xoff=3)
+    with pytest.raises(IngestRefused) as refused:
+        ingest(db_url, "parcel", _parcels(tmp_path / "v3.gpkg", {
+            "R": moved, "A": square(0, dx=5), "B": 1}))
+    assert any("has 301 vertices, more than the limit of 100" in line
+               for line in refused.value.lines())
+    assert fingerprint(engine) == before
+    # an attribute over its limit is refused in a row set aside too
+    monkeypatch.delenv("RULEM_MAX_VERTICES")
+    monkeypatch.setenv("RULEM_MAX_ATTRIBUTE_CHARS", "9")
+    with pytest.raises(IngestRefused) as refused:
+        ingest(db_url, "parcel", _parcels(tmp_path / "v4.gpkg", {
+            "R": round_parcel, "A": square(0, dx=5), "B": 1}))
+    assert any("ZONING: a value of 10 characters, more than the limit of 9" in line
+               for line in refused.value.lines())
     assert fingerprint(engine) == before
 
 
