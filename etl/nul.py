@@ -163,15 +163,20 @@ def _gpkg(src: Source, found: Found) -> None:
             pk = next((r[0] for r in info if r[2]), None)
             if pk is None:
                 return
-            table = _ident(src.layer)
-            for name, _type, is_pk in info:
-                if is_pk or name in geom:
-                    continue
-                for (fid,) in con.execute(
-                        f"SELECT {_ident(pk)} FROM {table} WHERE typeof({_ident(name)}) = "
-                        f"'text' AND instr(CAST({_ident(name)} AS BLOB), x'00') > 0 "
-                        "ORDER BY 1"):
-                    found.value(fid, name)
+            names = [name for name, _type, is_pk in info if not is_pk and name not in geom]
+            if not names:
+                return
+            # one pass over the table for every column (a pass each cost 0.17 s per
+            # 1,000,000 parcels, the geometry blobs read every time)
+            hits = [f"typeof({_ident(n)}) = 'text' AND instr(CAST({_ident(n)} AS BLOB), "
+                    "x'00') > 0" for n in names]
+            found_rows = con.execute(
+                f"SELECT {_ident(pk)}, {', '.join(hits)} FROM {_ident(src.layer)} "
+                f"WHERE {' OR '.join(f'({h})' for h in hits)} ORDER BY 1").fetchall()
+            for i, name in enumerate(names):  # by field, then feature
+                for row in found_rows:
+                    if row[i + 1]:
+                        found.value(row[0], name)
     except sqlite3.Error:
         return  # what SQLite cannot read, GDAL reports when it reads the file
 

@@ -178,6 +178,13 @@ def test_nul_characters_in_values_and_field_names_are_refused_naming_them(
     assert err[-1].endswith("--skip-bad-features does not skip it)"), err[-1]
     assert main(["--db", db_url, "ingest", "parcel", str(gpkg), "--skip-bad-features"]) == 1
     capsys.readouterr()
+    # NULs in two fields (one pass over the table finds both): by field, then feature
+    with closing(sqlite3.connect(gpkg)) as con:
+        con.execute("UPDATE parcel SET pin = 'P' || char(0) WHERE fid IN (1, 3)")
+        con.commit()
+    lines = _refused(db_url, engine, gpkg)
+    assert [line.split(": ")[1:3] for line in lines] == [
+        ["feature 1", "pin"], ["feature 3", "pin"], ["feature 2", "note"]], lines
     # a GeoJSON: the escape \u0000, in a value and in a property name
     feature = {"type": "Feature", "geometry": shapely.geometry.mapping(square(0)),
                "properties": {"pin": "P0", "note": "x\u0000y"}}
