@@ -141,7 +141,7 @@ class _Ingest:
             plan.plan_of("delineation_id").const_id = opened["delineation_id"]
         spec = self._spec(batch_id, plan_area_id, work_srid, file_crs, staged, plan)
         hashed = merge.hashed(req, spec)
-        if hashed != candidate or staged.aside.rows:
+        if hashed != candidate or staged.aside.count:
             context = merge.row_context(conn, spec)
             if hashed != candidate or not staged.aside.all_under(context):
                 # rows were set aside under other settings, plan boundary or tolerance (or

@@ -5,10 +5,11 @@ exactly as before without sending them to the database.
 Why here and not in SQL: a weekly refresh of 100,000 parcels of which 1 % changed spent more
 on reading every row into staging than ogr2ogr's whole reload of the file; with the digests of
 the rows behind the current versions fetched first (ops.ingest_row_hash, 16 bytes a feature),
-only the changed rows and the set-aside rows' numbers reach the database. This module is the
-one definition of a row's digest: sql/063 stores and compares what it makes, never recomputes
-it. The ingest's settings, plan boundary and tolerance are not in the digest: sql/063 keeps
-them beside it (ops.ingest_row_hash.context) and a digest counts only under the same ones.
+only the changed rows reach the database, and of the others only how many they were. This
+module is the one definition of a row's digest: sql/063 stores and compares what it makes,
+never recomputes it. The ingest's settings, plan boundary and tolerance are not in the
+digest: sql/063 keeps them beside it (ops.ingest_row_hash.context) and a digest counts only
+under the same ones.
 """
 
 from __future__ import annotations

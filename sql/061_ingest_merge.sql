@@ -21,15 +21,15 @@ COMMENT ON FUNCTION ops.ingest_table(bigint, text) IS
 
 -- Whether a batch's p_rows rows look the layer up by index, one probe each, rather than join
 -- it whole: up to 10,000 rows, or a tenth of the rows a re-delivery set aside as unchanged
--- (staging.b<batch>_same, analysed when made, sql/063), which are about the layer's size. A
--- join reads the whole layer (2.95 s for a state's 1,000,000 parcels); 12,000 changed rows of
--- them are 12,000 probes (0.1 s). A first load, into an empty or small layer, joins.
+-- (ops.batch.unchanged_count, written when they were set aside, sql/063), which are about the
+-- layer's size. A join reads the whole layer (2.95 s for a state's 1,000,000 parcels); 12,000
+-- changed rows of them are 12,000 probes (0.1 s). A first load, into an empty or small layer,
+-- joins.
 CREATE OR REPLACE FUNCTION ops.ingest_few(p_batch bigint, p_rows bigint) RETURNS boolean
 LANGUAGE sql STABLE AS $$
   SELECT p_rows <= 10000
-      OR p_rows * 10 <= coalesce((SELECT c.reltuples FROM pg_catalog.pg_class c
-                                  WHERE c.oid = to_regclass(ops.ingest_table(p_batch, 'same'))),
-                                 0)
+      OR p_rows * 10 <= coalesce((SELECT b.unchanged_count FROM ops.batch b
+                                  WHERE b.batch_id = p_batch), 0)
 $$;
 COMMENT ON FUNCTION ops.ingest_few(bigint, bigint) IS
   'Ingest: whether a batch''s rows are few enough to look the layer up by index one row at a '
@@ -779,7 +779,9 @@ BEGIN
 
   UPDATE ops.batch SET
     inserted_count = n_new, changed_count = n_changed, closed_count = n_closed,
-    unchanged_count = n_same, skipped_count = n_skipped, repaired_count = n_repaired
+    -- (rows a re-delivery set aside are counted already, sql/063)
+    unchanged_count = coalesce(unchanged_count, 0) + n_same,
+    skipped_count = n_skipped, repaired_count = n_repaired
   WHERE batch_id = b;
 
   result := jsonb_build_object('inserted', n_new, 'changed', n_changed, 'closed', n_closed,

@@ -95,6 +95,30 @@ def test_an_attribute_change_and_an_edit_are_not_taken_for_unchanged(
                           "AND valid_to IS NULL") == X0 + 110.0
 
 
+def test_a_feature_edited_since_and_no_longer_delivered_is_retired(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """The features whose rows were not set aside reach the database as unseen; a current
+    feature whose hash names an older version (edited since) is among them, so a file that
+    no longer holds it retires it, while the rows set aside keep their versions."""
+    first = ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1, "C": 2}))
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE core.parcel SET geom = ST_Multi(ST_Translate(geom, 1, 0)) "
+                             "WHERE pin = 'C' AND valid_to IS NULL"))
+    before = _current(engine)
+    again = ingest(db_url, "parcel", _parcels(tmp_path / "v2.gpkg", {"A": 0, "B": 1}))
+    assert (again.inserted, again.changed, again.closed, again.unchanged) == (0, 0, 1, 2)
+    after = _current(engine)
+    assert after == {"A": before["A"], "B": before["B"]}
+    closed = rows(engine, "SELECT batch_id, closed_batch_id FROM core.parcel WHERE pin = 'C' "
+                          "ORDER BY version_id")
+    # loaded by the first batch, closed by the edit; the edit's version closed by the second
+    assert [tuple(r) for r in closed] == [(first.batch_id, None), (None, again.batch_id)]
+    assert scalar(engine, "SELECT unchanged_count FROM ops.batch WHERE batch_id = :b",
+                  b=again.batch_id) == 2
+    assert scalar(engine, "SELECT count(*) FROM ops.ingest_row_hash h JOIN core.parcel p "
+                          "USING (version_id) WHERE p.pin = 'C'") == 0
+
+
 def test_a_changed_copy_of_an_unchanged_key_is_refused_and_changes_nothing(
         db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
     ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1}))

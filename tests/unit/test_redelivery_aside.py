@@ -35,18 +35,20 @@ def test_a_first_load_stages_every_row_and_keeps_nothing_per_row() -> None:
     keep, hashes = aside.split(batch, 100)
     assert keep.tolist() == [True] * 5
     assert _copy_rows(hashes.getvalue()) == [(100 + i, d.hex()) for i, d in enumerate(batch)]
-    assert len(aside.rows) == len(aside.matches) == 0
+    assert aside.count == len(aside.matches) == 0
     assert aside.copy_to(None, 1) == 0  # nothing set aside: no table, no connection needed
 
 
 def test_a_redelivery_sets_aside_each_prior_row_once() -> None:
     same, moved = _digest("same"), _digest("moved")
-    prior = Prior({same: 0}, [b"ctx"], np.array([7], np.int64), np.array([70], np.int64))
+    ctx, other = _digest("ctx"), _digest("other")
+    prior = Prior({same: 0}, np.frombuffer(ctx, np.uint8).reshape(1, -1),
+                  np.array([7], np.int64), np.array([70], np.int64))
     aside = Aside(prior=prior)
     # the unchanged row, a changed one, and a copy of the unchanged row (its second copy is
     # staged: one prior row stands for one row of the file)
     keep, hashes = aside.split([same, moved, same], 0)
     assert keep.tolist() == [False, True, True]
     assert _copy_rows(hashes.getvalue()) == [(1, moved.hex()), (2, same.hex())]
-    assert list(aside.rows) == [0] and list(aside.matches) == [0]
-    assert aside.all_under(b"ctx") and not aside.all_under(b"other")
+    assert aside.count == 1 and list(aside.matches) == [0]
+    assert aside.all_under(ctx) and not aside.all_under(other)
