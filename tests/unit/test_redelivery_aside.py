@@ -42,7 +42,8 @@ def test_a_first_load_stages_every_row_and_keeps_nothing_per_row() -> None:
 def test_a_redelivery_sets_aside_each_prior_row_once() -> None:
     same, moved = _digest("same"), _digest("moved")
     ctx, other = _digest("ctx"), _digest("other")
-    prior = Prior({same: 0}, np.frombuffer(ctx, np.uint8).reshape(1, -1),
+    prior = Prior(np.frombuffer(same, np.uint8).reshape(1, -1),
+                  np.frombuffer(ctx, np.uint8).reshape(1, -1),
                   np.array([7], np.int64), np.array([70], np.int64))
     aside = Aside(prior=prior)
     # the unchanged row, a changed one, and a copy of the unchanged row (its second copy is
@@ -52,3 +53,22 @@ def test_a_redelivery_sets_aside_each_prior_row_once() -> None:
     assert _copy_rows(hashes.getvalue()) == [(1, moved.hex()), (2, same.hex())]
     assert aside.count == 1 and list(aside.matches) == [0]
     assert aside.all_under(ctx) and not aside.all_under(other)
+
+
+def test_the_whole_digest_decides_and_a_prior_row_stands_for_one_row_across_batches() -> None:
+    digests = [_digest(f"row {i}") for i in range(1000)]
+    n = len(digests)
+    prior = Prior(np.frombuffer(b"".join(digests), np.uint8).reshape(n, -1),
+                  np.zeros((n, 16), np.uint8), np.arange(n, dtype=np.int64),
+                  np.arange(n, dtype=np.int64) + 10_000)
+    near = digests[5][:8] + bytes(8)  # the first 8 bytes of a prior digest, not the rest
+    assert prior.find(np.frombuffer(near + digests[5], np.uint8).reshape(2, -1)).tolist() == \
+        [-1, 5]
+    aside = Aside(prior=prior)
+    keep, _ = aside.split([digests[3], near, digests[999], _digest("new")], 0)
+    assert keep.tolist() == [False, True, False, True]
+    # the next batch: row 3's prior row stood for a row already, row 4's has not
+    keep, hashes = aside.split([digests[3], digests[4], digests[4]], 4)
+    assert keep.tolist() == [True, False, True]
+    assert _copy_rows(hashes.getvalue()) == [(4, digests[3].hex()), (6, digests[4].hex())]
+    assert sorted(aside.matches) == [3, 4, 999] and aside.count == 3
