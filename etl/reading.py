@@ -100,7 +100,8 @@ class Guard:
         names = batch.schema.names
         fids = _Fids(batch.column(names.index("_fid")))
         if "_geom" in names:
-            some = batch if geometry_rows is None else batch.filter(pa.array(geometry_rows))
+            some = batch if geometry_rows is None or geometry_rows.all() \
+                else batch.filter(pa.array(geometry_rows))  # a first load stages every row
             self._geometry(some.column(names.index("_geom")),
                            _Fids(some.column(names.index("_fid"))))
         for name, col in zip(names, batch.columns, strict=True):
