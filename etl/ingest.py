@@ -3,8 +3,10 @@ call.
 
 What happens, all in one transaction (so any refusal leaves every table exactly as it was):
 1. the options are checked (etl.request), the file opened (etl.stage_file, etl.sources), its
-   fields mapped to the layer's columns (etl.validate, etl.fields), its CRS found (etl.crs):
-   problems of the whole file are refused before the database is touched;
+   fields mapped to the layer's columns (etl.validate, etl.fields), its CRS found (etl.crs),
+   its values searched for NUL characters (etl.nul): problems of the whole file are refused
+   before the database is written to (for a layer-wide file, the digests of the rows behind
+   the layer's current versions are read meanwhile: etl.redelivery.PriorAhead);
 2. the same file again (same SHA-256 and options as the last load of its scope) is a no-op,
    recorded as a batch with status 'duplicate' (etl.batch);
 3. a batch row, then COPY of the features in bounded batches into staging.b<batch>
@@ -29,14 +31,14 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from etl import batch, merge
+from etl import batch, merge, nul
 from etl import crs as crsmod
 from etl.batch import IngestResult
 from etl.describe import delineation_spec, merge_spec
 from etl.fields import unmapped_line
 from etl.problems import IngestRefused, refuse
 from etl.progress import Progress, Silent
-from etl.redelivery import Prior
+from etl.redelivery import Prior, PriorAhead
 from etl.request import Request
 from etl.sources import Source, file_sha256
 from etl.spec import MergeSpec
@@ -74,16 +76,24 @@ class _Ingest:
     def __init__(self, req: Request, progress: Progress) -> None:
         self.req, self.progress = req, progress
         self.notes: list[str] = []  # info notes of the batch, written once it is loaded
+        self.ahead: PriorAhead | None = None  # the prior rows' digests, fetched meanwhile
 
     def run(self) -> IngestResult:
         """Open and plan the file, then everything else in one transaction; a refusal raised
         inside the database becomes one naming the file."""
         self.progress.stage("opening")
         self.req, src = open_file(self.req, self.notes)
-        plan = plan_file(self.req, src, self.notes)
-        sha = file_sha256(self.req.path)
         eng = db.engine(self.req.url)
+        if merge.may_hash(self.req, src):  # fetched while the file is checked
+            self.ahead = PriorAhead(eng, self.req.target.name, self.req.layer.name,
+                                    self.req.plan_area)
         try:
+            nul.check_source(src)
+            plan = plan_file(self.req, src, self.notes)
+            if self.ahead is not None and not merge.hash_candidate(self.req, plan, src):
+                self.ahead.close()
+                self.ahead = None
+            sha = file_sha256(self.req.path)
             with eng.connect() as conn:
                 try:
                     with conn.begin():
@@ -98,6 +108,8 @@ class _Ingest:
             result.unmapped, result.likely = plan.unmapped, plan.likely
             return result
         finally:
+            if self.ahead is not None:
+                self.ahead.close()
             self.progress.close()
             eng.dispose()
 
@@ -120,11 +132,11 @@ class _Ingest:
         if src.has_geometry:
             crsmod.require(req.file, src.crs, req.crs_given)
         batch_id = batch.open_batch(conn, req, plan_area_id, sha, options)
-        candidate = merge.hash_candidate(req, plan, src)
+        candidate = self.ahead is not None
         prior = Prior()
-        if candidate:
+        if self.ahead is not None:
             self.progress.stage("fetching row hashes")
-            prior = Prior.fetch(conn, req.target.name, plan_area_id)
+            prior = self.ahead.take(conn, req.target.name, plan_area_id)
         staged = stage(conn, req, src, batch_id, prior, candidate, self.progress)
         if plan.permit_field is not None:
             permit_conflict(conn, req, plan.permit_field, batch_id, staged.fields)

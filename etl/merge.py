@@ -19,15 +19,20 @@ from etl.spec import DelineationSpec, MergeSpec
 from etl.validate import FilePlan
 
 
-def hash_candidate(req: Request, plan: FilePlan, src: Source) -> bool:
-    """`hashed`, known before the file is staged (from the file's fields and the column
-    plans rather than the spec): whether the reader makes each row's digest."""
+def may_hash(req: Request, src: Source) -> bool:
+    """What hash_candidate asks of the request and the file alone (known before the fields
+    are mapped): whether the prior rows' digests may be needed."""
     return (req.mode == "layer" and not req.records
-            and scope_of(req.target, plan.patch) == "layer"
             and req.target.geometry is not None and src.has_geometry
             and (req.target.key != "source_fid"
                  or key_field(tuple(src.fields), req.mapping) is not None)
-            and req.permit is None and req.delineation_no is None
+            and req.permit is None and req.delineation_no is None)
+
+
+def hash_candidate(req: Request, plan: FilePlan, src: Source) -> bool:
+    """`hashed`, known before the file is staged (from the file's fields and the column
+    plans rather than the spec): whether the reader makes each row's digest."""
+    return (may_hash(req, src) and scope_of(req.target, plan.patch) == "layer"
             and not any(p.col.ref_layer for p in plan.plans))
 
 

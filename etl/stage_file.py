@@ -42,8 +42,9 @@ class Staged:
 
 def open_file(req: Request, notes: list[str]) -> tuple[Request, Source]:
     """The file opened for req, or refused before the database is touched: no features, too
-    many fields, a CRS PROJ does not know, NUL characters. A delineation CSV without geometry
-    turns the request into one of delineation records."""
+    many fields, a CRS PROJ does not know. A delineation CSV without geometry turns the
+    request into one of delineation records. (NUL characters are the caller's next check,
+    etl.nul: it reads every value.)"""
     src = open_source(req.path, source_layer=req.source_layer, layer_name=req.target.name,
                       wants_geometry=req.target.geometry is not None,
                       geometry_field=req.mapping.geometry)
@@ -58,7 +59,6 @@ def open_file(req: Request, notes: list[str]) -> tuple[Request, Source]:
     staging.check_field_count(req.file, len(src.fields))
     if src.has_geometry:
         src = declared_crs(src, req.crs_given, notes)
-    nul.check_source(src)
     return req, src
 
 

@@ -17,6 +17,7 @@ from ingest_helpers import X0, Y0, fingerprint, rows, scalar, square, write_gpkg
 
 from etl.ingest import ingest
 from etl.problems import IngestRefused
+from etl.redelivery import Prior, PriorAhead
 
 
 def _parcels(path: Path, spec: dict[str, object], owner: str = "owner of") -> Path:
@@ -117,6 +118,33 @@ def test_a_feature_edited_since_and_no_longer_delivered_is_retired(
                   b=again.batch_id) == 2
     assert scalar(engine, "SELECT count(*) FROM ops.ingest_row_hash h JOIN core.parcel p "
                           "USING (version_id) WHERE p.pin = 'C'") == 0
+
+
+def test_digests_fetched_ahead_are_used_only_while_the_layer_has_no_newer_batch(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """etl.redelivery.PriorAhead reads the prior rows while the file is checked, before the
+    ingest holds the layer's lock: an ingest of the layer that commits in between makes the
+    ingest fetch them again; otherwise what was read ahead is used."""
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1}))
+    plan_area_id = scalar(engine, "SELECT plan_area_id FROM core.plan_area")
+
+    def digests(prior: Prior) -> set[bytes]:
+        return {bytes(row) for row in prior.digests}
+
+    quiet = PriorAhead(engine, "parcel", "parcel", None)
+    with engine.begin() as conn:
+        taken = quiet.take(conn, "parcel", plan_area_id)
+        assert taken is quiet._prior and len(taken) == 2  # read ahead, used
+    quiet.close()
+    stale = PriorAhead(engine, "parcel", "parcel", None)
+    stale._thread.join()
+    ingest(db_url, "parcel", _parcels(tmp_path / "v2.gpkg", {"A": 0, "B": 3, "C": 2}))
+    with engine.begin() as conn:
+        taken = stale.take(conn, "parcel", plan_area_id)
+        fresh = Prior.fetch(conn, "parcel", plan_area_id)
+    assert taken is not stale._prior and len(taken) == 3
+    assert digests(taken) == digests(fresh) != digests(stale._prior)
+    stale.close()
 
 
 def test_a_changed_copy_of_an_unchanged_key_is_refused_and_changes_nothing(
