@@ -306,6 +306,7 @@ DECLARE
   v_state jsonb;
   v_copy boolean;
   v_copied bigint;
+  v_keyed bigint;
   v_prev_seen bigint;
 BEGIN
   v_plan := (ops.running_run(p_run_id)).plan_area_id;
@@ -325,7 +326,7 @@ BEGIN
   v_state := ops.balance_state(v_plan);
   UPDATE ops.run SET ledger_run_id = p_ledger_run_id, check_run_id = p_check_run_id,
          balance_state = v_state, parcels_seen_in_run_id = NULL,
-         findings_seen_in_run_id = NULL
+         findings_seen_in_run_id = NULL, finding_count = NULL
    WHERE run_id = p_run_id;
   DELETE FROM ops.run_parcel_balance WHERE run_id = p_run_id;
   DELETE FROM ops.run_finding WHERE run_id = p_run_id;
@@ -353,7 +354,8 @@ BEGIN
   END IF;
 
   IF v_prev.check_run_id = p_check_run_id THEN  -- the checks found nothing to look at again
-    UPDATE ops.run SET findings_seen_in_run_id = ops.findings_seen_in(v_prev.run_id)
+    UPDATE ops.run SET findings_seen_in_run_id = ops.findings_seen_in(v_prev.run_id),
+                       finding_count = v_prev.finding_count
      WHERE run_id = p_run_id;
     RETURN;
   END IF;
@@ -377,6 +379,11 @@ BEGIN
   SELECT p_run_id, k.finding_key, k.finding_id, k.paragraph, k.check_code, k.severity,
          k.permit_no, k.pin, k.measured_value, k.limit_value, k.unit, k.message
   FROM ops.run_finding_rows(p_check_run_id, v_plan, v_copy) k;
+  -- how many rows the snapshot holds, counted as they were written: the run's summary and
+  -- its report's review sections read it instead of counting a state's 240,000 rows again
+  -- (0.3-0.4 s each)
+  GET DIAGNOSTICS v_keyed = ROW_COUNT;
+  UPDATE ops.run SET finding_count = coalesce(v_copied, 0) + v_keyed WHERE run_id = p_run_id;
 END $$;
 COMMENT ON FUNCTION ops.snapshot_run(bigint, bigint, bigint) IS
   'Keeps what a run saw: the parcel balances (pub.parcel_balance, parcels with impact or '
@@ -582,7 +589,9 @@ BEGIN
   FROM ops.run r LEFT JOIN ops.run p ON p.run_id = r.previous_run_id
   WHERE r.run_id = p_run_id;
   v_seen := ops.findings_seen_in(p_run_id);
-  SELECT count(*) INTO v_total FROM ops.run_finding f WHERE f.run_id = v_seen;
+  SELECT coalesce(r.finding_count, (SELECT count(*) FROM ops.run_finding f
+                                    WHERE f.run_id = v_seen))
+    INTO v_total FROM ops.run r WHERE r.run_id = p_run_id;
   WITH ev AS (SELECT * FROM ops.run_review_event(v_plan, v_prev, v_cur))
   SELECT coalesce(array_agg(o.finding_id), '{}') INTO v_marked
   FROM (SELECT ev.finding_case_id FROM ev WHERE ev.event <> 'resolved'
@@ -723,8 +732,8 @@ BEGIN
          count(*) FILTER (WHERE change = 'changed')
     INTO v_new, v_resolved, v_moved FROM ops.run_finding_change(p_run_id);
   SELECT count(*) INTO v_parcels FROM ops.run_parcel_change(p_run_id);
-  SELECT count(*) INTO v_findings FROM ops.run_finding
-  WHERE run_id = ops.findings_seen_in(p_run_id);
+  v_findings := coalesce(v_run.finding_count, (SELECT count(*) FROM ops.run_finding
+                                               WHERE run_id = ops.findings_seen_in(p_run_id)));
   SELECT count(*) INTO v_files FROM ops.run_file WHERE run_id = p_run_id AND outcome = 'loaded';
   UPDATE ops.run r
      SET files_loaded = f.loaded, files_duplicate = f.duplicate,
