@@ -25,9 +25,9 @@ import pytest
 LONGEST: dict[str, int] = {
     "tests/flows/test_prefect_server.py": 89,
     "tests/web/test_web_map.py": 61,
-    "tests/project/test_bench.py": 54,
     "tests/web/test_web_attack.py": 51,
     "tests/checks/test_finding_record.py": 47,
+    "tests/project/test_bench.py": 42,
     "tests/database/test_fresh_server.py": 35,
     "tests/ledger/test_ledger_writers.py": 33,
     "tests/web/test_web_clients.py": 31,
