@@ -116,6 +116,7 @@ class PriorAhead:
                  plan_area: str | None) -> None:
         self.batch_layer = batch_layer  # the layer its batches name (ops.batch.layer)
         self._prior: Prior | None = None
+        self._plan_area_id: int | None = None
         self._mark: int | None = None
         self._raw: Any = None
         self._cancelled = threading.Event()
@@ -136,7 +137,7 @@ class PriorAhead:
                     plan_area_id = db.plan_area(conn, plan_area).plan_area_id
                     mark = last_batch(conn, self.batch_layer, plan_area_id)
                     prior = Prior.fetch(conn, layer, plan_area_id)
-                self._prior, self._mark = prior, mark
+                self._prior, self._plan_area_id, self._mark = prior, plan_area_id, mark
         except Exception:  # noqa: BLE001 - the ingest fetches again, and reports what it meets
             self._prior = None
 
@@ -144,7 +145,7 @@ class PriorAhead:
         """The prior rows as of now (the caller holds the layer's ingest lock and has written
         nothing to the layer yet)."""
         self._thread.join()
-        if self._prior is not None and \
+        if self._prior is not None and self._plan_area_id == plan_area_id and \
                 self._mark == last_batch(conn, self.batch_layer, plan_area_id):
             return self._prior
         return Prior.fetch(conn, layer, plan_area_id)
@@ -160,10 +161,11 @@ class PriorAhead:
 
 def last_batch(conn: sa.Connection, layer: str, plan_area_id: int) -> int | None:
     """The layer's last batch in the plan area, as this transaction sees it (excluding one it
-    opened itself)."""
+    opened itself; a transaction that wrote nothing has no id, -1 matches no batch)."""
     return conn.execute(sa.text(
         "SELECT max(batch_id) FROM ops.batch WHERE layer = :l AND plan_area_id = :pa "
-        "AND opened_xact IS DISTINCT FROM pg_current_xact_id_if_assigned()::text::bigint"),
+        "AND opened_xact IS DISTINCT FROM "
+        "coalesce(pg_current_xact_id_if_assigned()::text::bigint, -1)"),
         {"l": layer, "pa": plan_area_id}).scalar_one()
 
 
