@@ -164,6 +164,22 @@ def test_a_changed_copy_of_an_unchanged_key_is_refused_and_changes_nothing(
     assert fingerprint(engine) == before
 
 
+def test_a_bad_copy_of_an_unchanged_key_is_refused_too_when_bad_rows_are_skipped(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """A skipped row is not merged, but its key is still the file's: a second A without a
+    geometry beside A delivered as before is a duplicated key, not a row to skip."""
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1}))
+    before = fingerprint(engine)
+    twice = write_gpkg(tmp_path / "v2.gpkg", [
+        {"PIN": "A", "ZONING": "owner of A", "geometry": square(0)},
+        {"PIN": "B", "ZONING": "owner of B", "geometry": square(1)},
+        {"PIN": "A", "ZONING": "owner of A", "geometry": None}])
+    with pytest.raises(IngestRefused) as refused:
+        ingest(db_url, "parcel", twice, skip_bad_features=True)
+    assert any("'A'" in line and "more than once" in line for line in refused.value.lines())
+    assert fingerprint(engine) == before
+
+
 def test_the_geometries_checked_against_the_limits_are_those_staged(
         db_url: str, engine: sa.Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A row set aside (delivered exactly as the row behind a current version) is not parsed
