@@ -3,8 +3,8 @@ in the reader so that they never reach the database (docs/ingest.md).
 
 Why: staging every row of a weekly parcel refresh (100,000 rows, 1 % changed) to compare it in
 SQL cost more than ogr2ogr's whole reload of the file. Before reading, the digests of the rows
-behind the layer's current versions are fetched (ops.ingest_current_hashes, sql/063: 16 bytes
-and two ids a feature), with the current features that have none; as each Arrow batch is read,
+behind the layer's current versions are fetched (ops.ingest_current_hashes, sql/063: 32 bytes
+and an id a feature), with the current features that have none; as each Arrow batch is read,
 each row's digest (etl.row_digest) is looked up there. A row whose digest names a current
 version, and that is its digest's first row in the file, is set aside: it is counted, and
 nothing of it is sent. What the database is told instead is the other side, about the size of
@@ -20,7 +20,6 @@ from __future__ import annotations
 import io
 import struct
 import threading
-from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +34,7 @@ CHUNK = 100_000  # rows a COPY statement: the text of one chunk is held at once,
 @dataclass
 class Prior:
     """The digests of the rows behind a layer's current versions, each with the context it
-    counts under and the feature and version it made current (by position); and the current
+    counts under and the feature it made current (by position); and the current
     features without a digest (loaded without one, or changed since by other means), which no
     row can be set aside for.
 
@@ -46,7 +45,6 @@ class Prior:
     digests: np.ndarray = field(default_factory=lambda: np.zeros((0, DIGEST), np.uint8))
     contexts: np.ndarray = field(default_factory=lambda: np.zeros((0, DIGEST), np.uint8))
     feature_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    version_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     unhashed: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     keys: np.ndarray = field(init=False)  # first 8 bytes of each digest, sorted
     order: np.ndarray = field(init=False)  # the position of each key
@@ -78,7 +76,7 @@ class Prior:
 
     @classmethod
     def fetch(cls, conn: sa.Connection, layer: str, plan_area_id: int) -> Prior:
-        """One query, four packed values, sent as binary COPY: no Python object per row in
+        """One query, three packed values, sent as binary COPY: no Python object per row in
         the driver, and no hex text of 48 MB (a state's parcels) made by the server and
         decoded here (0.2-0.3 s)."""
         cur = conn.connection.dbapi_connection.cursor()
@@ -89,10 +87,10 @@ class Prior:
                 "(FORMAT binary)", (layer, plan_area_id)).decode(), out, size=1 << 20)
         finally:
             cur.close()
-        hashes, fids, vids, unhashed = _binary_row(out.getbuffer())
+        hashes, fids, unhashed = _binary_row(out.getbuffer())
         pairs = np.frombuffer(hashes if hashes is not None else b"",
                               dtype=np.uint8).reshape(-1, 2 * DIGEST)
-        return cls(pairs[:, DIGEST:].copy(), pairs[:, :DIGEST].copy(), _ids(fids), _ids(vids),
+        return cls(pairs[:, DIGEST:].copy(), pairs[:, :DIGEST].copy(), _ids(fids),
                    _ids(unhashed))
 
 
@@ -198,17 +196,16 @@ def _ids(packed: memoryview | None) -> np.ndarray:
 
 @dataclass
 class Aside:
-    """What the reader decided: the prior rows its rows were set aside for (positions in
-    Prior, packed: 8 bytes a row, not Python objects).
+    """What the reader decided: the prior rows its rows were set aside for (a flag per prior
+    row, not a Python object per row).
 
     The digests of the rows it staged are not kept: each batch's go to the database with the
     batch (split's text, copied by stage_file.stage), so a first load, which stages every row,
     holds nothing per row here. Kept, they were 24 bytes a row: 95 MB more peak memory for
     5,000,000 polygons than for 1,000,000 (the memory figure of bench/run.py)."""
 
-    matches: array = field(default_factory=lambda: array("q"))  # positions in Prior
     prior: Prior = field(default_factory=Prior)
-    _used: np.ndarray = field(init=False)  # by position in Prior
+    _used: np.ndarray = field(init=False)  # by position in Prior: a row was set aside for it
 
     def __post_init__(self) -> None:
         self._used = np.zeros(len(self.prior), dtype=bool)
@@ -216,7 +213,12 @@ class Aside:
     @property
     def count(self) -> int:
         """How many rows were set aside."""
-        return len(self.matches)
+        return int(np.count_nonzero(self._used))
+
+    @property
+    def matches(self) -> np.ndarray:
+        """The positions in Prior of the rows set aside for, ascending."""
+        return np.flatnonzero(self._used)
 
     def split(self, digests: list[bytes], first_row: int) -> tuple[np.ndarray, io.BytesIO]:
         """Decide a batch: the mask of the rows to stage (the rest is recorded here), and the
@@ -232,23 +234,19 @@ class Aside:
             rows = rows[first]
             keep[rows] = False
             self._used[pos[rows]] = True
-            self.matches.frombytes(pos[rows].astype(np.int64).tobytes())
         return keep, _lines(f"{first_row + i}\t\\\\x{digests[i].hex()}\n"
                             for i in np.flatnonzero(keep).tolist())
 
     def all_under(self, context: bytes) -> bool:
         """Whether every row set aside was delivered under this context."""
-        if not self.matches:
-            return True
         mine = np.frombuffer(context, dtype=np.uint8)
-        return bool((self.prior.contexts[np.asarray(self.matches, dtype=np.int64)]
-                     == mine).all())
+        return bool((self.prior.contexts[self._used] == mine).all())
 
     def copy_to(self, conn: sa.Connection, batch_id: int) -> int:
         """staging.b<batch>_unseen: the current features whose rows were not set aside (the
         prior rows not matched, and the features without a digest), and the number set aside
         as the batch's unchanged count so far; returns that number."""
-        if not self.matches:
+        if not self.count:
             return 0
         prior = self.prior
         unseen = np.concatenate([prior.feature_ids[~self._used], prior.unhashed])

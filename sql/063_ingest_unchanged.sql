@@ -45,38 +45,39 @@ COMMENT ON FUNCTION ops.ingest_row_context(jsonb) IS
   'area tolerance), hashed; part of every row hash of ops.ingest_row_hash.';
 
 DROP FUNCTION IF EXISTS ops.ingest_set_aside(jsonb);
--- packed (bytea values: the hashes, then the feature and version ids as 8-byte integers, in
--- the same order, then the current features without a hash: aggregates of one input stream,
--- unsorted), so that the driver makes four Python objects, not 300,000;
+-- packed (bytea values: the hashes, then the feature ids as 8-byte integers, in the same
+-- order, then the current features without a hash: aggregates of one input stream, unsorted),
+-- so that the driver makes three Python objects, not 300,000;
 -- hash joined whatever the planner thinks the layer holds right after a bulk load.
--- OUT columns cannot change in place: the three-column version is dropped once.
+-- OUT columns cannot change in place: an earlier version (with the versions' ids, without the
+-- unhashed features) is dropped once.
 DO $$
 BEGIN
   IF EXISTS (SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
              WHERE n.nspname = 'ops' AND p.proname = 'ingest_current_hashes'
-               AND NOT 'unhashed' = ANY (coalesce(p.proargnames, '{}'))) THEN
+               AND (NOT 'unhashed' = ANY (coalesce(p.proargnames, '{}'))
+                    OR 'version_ids' = ANY (coalesce(p.proargnames, '{}')))) THEN
     DROP FUNCTION ops.ingest_current_hashes(text, integer);
   END IF;
 END $$;
 CREATE OR REPLACE FUNCTION ops.ingest_current_hashes(p_layer text, p_plan_area_id integer,
-  OUT hashes bytea, OUT feature_ids bytea, OUT version_ids bytea, OUT unhashed bytea)
+  OUT hashes bytea, OUT feature_ids bytea, OUT unhashed bytea)
 LANGUAGE plpgsql STABLE SET jit = off SET work_mem = '128MB' SET enable_nestloop = off AS $$
 BEGIN
   EXECUTE format(
     'SELECT string_agg(r.row_hash, ''''::bytea), '
     '       string_agg(int8send(r.feature_id), ''''::bytea), '
-    '       string_agg(int8send(r.version_id), ''''::bytea), '
     '       string_agg(int8send(t.%2$I), ''''::bytea) FILTER (WHERE r.row_hash IS NULL) '
     'FROM core.%1$I t LEFT JOIN ops.ingest_row_hash r ON r.version_id = t.version_id '
     '  AND r.layer = $1 AND r.plan_area_id = $2 AND length(r.row_hash) = 32 '
     'WHERE t.valid_to IS NULL AND t.plan_area_id = $2',
-    p_layer, p_layer || '_id') INTO hashes, feature_ids, version_ids, unhashed
+    p_layer, p_layer || '_id') INTO hashes, feature_ids, unhashed
     USING p_layer, p_plan_area_id;
 END $$;
 COMMENT ON FUNCTION ops.ingest_current_hashes(text, integer) IS
-  'Ingest: the row hashes of a layer''s current versions, with their features and versions, '
-  'and the current features without one, packed for the reader that sets aside the rows '
-  'delivered as before (etl.redelivery).';
+  'Ingest: the row hashes of a layer''s current versions, with their features, and the '
+  'current features without one, packed for the reader that sets aside the rows delivered as '
+  'before (etl.redelivery).';
 
 CREATE OR REPLACE FUNCTION ops.ingest_keep_hashes(p_spec jsonb, p_set_aside bigint)
 RETURNS jsonb LANGUAGE plpgsql SET jit = off SET work_mem = '128MB'

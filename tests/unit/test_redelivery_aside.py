@@ -43,8 +43,7 @@ def test_a_redelivery_sets_aside_each_prior_row_once() -> None:
     same, moved = _digest("same"), _digest("moved")
     ctx, other = _digest("ctx"), _digest("other")
     prior = Prior(np.frombuffer(same, np.uint8).reshape(1, -1),
-                  np.frombuffer(ctx, np.uint8).reshape(1, -1),
-                  np.array([7], np.int64), np.array([70], np.int64))
+                  np.frombuffer(ctx, np.uint8).reshape(1, -1), np.array([7], np.int64))
     aside = Aside(prior=prior)
     # the unchanged row, a changed one, and a copy of the unchanged row (its second copy is
     # staged: one prior row stands for one row of the file)
@@ -59,8 +58,7 @@ def test_the_whole_digest_decides_and_a_prior_row_stands_for_one_row_across_batc
     digests = [_digest(f"row {i}") for i in range(1000)]
     n = len(digests)
     prior = Prior(np.frombuffer(b"".join(digests), np.uint8).reshape(n, -1),
-                  np.zeros((n, 16), np.uint8), np.arange(n, dtype=np.int64),
-                  np.arange(n, dtype=np.int64) + 10_000)
+                  np.zeros((n, 16), np.uint8), np.arange(n, dtype=np.int64))
     near = digests[5][:8] + bytes(8)  # the first 8 bytes of a prior digest, not the rest
     assert prior.find(np.frombuffer(near + digests[5], np.uint8).reshape(2, -1)).tolist() == \
         [-1, 5]
