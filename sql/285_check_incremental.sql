@@ -655,6 +655,7 @@ RETURNS bigint LANGUAGE plpgsql VOLATILE SET jit = off AS $$
 DECLARE
   todo record;
   rid bigint;
+  started timestamptz := clock_timestamp();  -- deciding what to evaluate is the run's work
 BEGIN
   SELECT * INTO todo FROM checks.plan_checks_since(p_plan_area_id, p_base_run_id);
   IF todo.plan = 'stand' THEN
@@ -662,7 +663,7 @@ BEGIN
   ELSIF todo.plan = 'full' THEN
     RETURN checks.run_checks(p_plan_area_id, NULL, todo.why);
   END IF;
-  rid := checks.start_run(p_plan_area_id, NULL, p_base_run_id, todo.why);
+  rid := checks.start_run(p_plan_area_id, NULL, p_base_run_id, todo.why, started);
   PERFORM checks.evaluate(p_plan_area_id, todo.permit_ids, todo.district);
   PERFORM checks.record_evaluations(rid, p_plan_area_id, todo.permit_ids, todo.district);
   DROP TABLE pg_temp.check_evaluation;

@@ -122,14 +122,17 @@ def run_plan_wide(url: str, plan_area_id: int, base: int | None, workers: int) -
         stage = uuid.uuid4()
         try:
             with conn.begin():
+                # the run is dated from here: deciding what to evaluate is its work
+                started = conn.execute(sa.text("SELECT clock_timestamp()")).scalar_one()
                 todo = _todo(conn, plan_area_id, base)
                 if todo.plan == "stand":
                     return int(base)  # type: ignore[arg-type]
                 why = todo.why
                 run_id = conn.execute(sa.text(
-                    "SELECT checks.start_run(:pa, NULL, :base, CAST(:why AS jsonb))"),
+                    "SELECT checks.start_run(:pa, NULL, :base, CAST(:why AS jsonb), :at)"),
                     {"pa": plan_area_id, "base": todo.base if todo.plan == "some" else None,
-                     "why": None if why is None else json.dumps(why)}).scalar_one()
+                     "why": None if why is None else json.dumps(why), "at": started}
+                ).scalar_one()
                 ids = todo.permit_ids if todo.plan == "some" else list(conn.execute(sa.text(
                     "SELECT permit_id FROM checks.permits_in_scope(:pa) ORDER BY 1"),
                     {"pa": plan_area_id}).scalars())

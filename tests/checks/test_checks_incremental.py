@@ -299,6 +299,44 @@ def test_the_python_api_says_what_was_evaluated(db_url, engine) -> None:
            f"{first.run_id}" in str(busy)
 
 
+def test_a_check_run_is_dated_from_deciding_what_to_evaluate(db_url, engine,
+                                                             monkeypatch) -> None:
+    """The run's record covers its whole work: deciding which permits a change reaches
+    (sql/285, most of a second at state size) comes before the run is opened, in the same
+    transaction, and the run's start is the time that began."""
+    from rulem_db.checks import parallel
+
+    ids = _plan(engine)
+    base = _full(engine)
+    with engine.begin() as conn:
+        s.impact(conn, ids["p2"], "fill", (FAR + 30, 30, FAR + 40, 40), "i5")
+    decided: list[dt.datetime] = []
+    todo = parallel._todo
+
+    def timed_todo(conn: sa.Connection, plan_area_id: int, b: int | None) -> parallel.Todo:
+        got = todo(conn, plan_area_id, b)
+        decided.append(conn.execute(sa.text("SELECT clock_timestamp()")).scalar_one())
+        return got
+
+    monkeypatch.setattr(parallel, "_todo", timed_todo)
+    busy = checks.run_checks(db_url, since_last=True, workers=2)  # as the nightly runs it
+    assert busy.run_id != base and len(decided) == 1
+    assert _run(engine, busy.run_id).started_at < decided[0]
+
+
+@pytest.mark.parametrize("at", ["transaction_timestamp() - interval '1 second'",
+                                "clock_timestamp() + interval '1 hour'"])
+def test_a_check_run_cannot_be_dated_outside_its_transaction(engine, at) -> None:
+    _plan(engine)
+    with engine.begin() as conn:
+        runs = conn.execute(sa.text("SELECT count(*) FROM checks.run")).scalar_one()
+    with pytest.raises(sa.exc.DataError, match="must lie within the transaction"), \
+            engine.begin() as conn:
+        conn.execute(sa.text(f"SELECT checks.start_run(1, NULL, NULL, NULL, {at})"))
+    with engine.begin() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM checks.run")).scalar_one() == runs
+
+
 @pytest.mark.parametrize("layer", ["soil", "heritage_area"])
 @pytest.mark.parametrize("under", [True, False])
 def test_a_local_layer_rechecks_only_the_permits_whose_features_it_meets(
