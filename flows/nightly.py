@@ -268,6 +268,7 @@ def nightly_reconciliation(inbox: str | None = None, reports: str = str(DEFAULT_
                 _read_parcels_ahead(url, run_id, plan)
                 checks = call(run_rule_checks, url, plan.code, full_recompute)
                 _log(f"checks: run {checks.check_run_id}, {checks.findings} findings")
+                _findings_ahead(url, run_id, checks.check_run_id, plan, Path(reports))
                 call(compare_with_previous_run, url, run_id, ledger.ledger_run_id,
                      checks.check_run_id)
                 status = _status(files)
@@ -315,6 +316,22 @@ def _read_parcels_ahead(url: str, run_id: int, plan: runs.PlanArea) -> None:
         runs_logger().warning("run %s: parcels not read ahead: %s", run_id, exc)
 
 
+def _findings_ahead(url: str, run_id: int, check_run_id: int, plan: runs.PlanArea,
+                    reports: Path) -> None:
+    """When the check run is a new one (its findings are not the previous run's), read its
+    findings and write their findings.gpkg in a thread while the run's snapshot is taken
+    (rulem_db.reports.findings_ahead): the report takes them if they are of its check run. A
+    courtesy, as the parcels' read ahead: a failure here leaves the report to do it."""
+    from rulem_db.reports import findings_ahead
+
+    try:
+        if runs.previous_check_run(url, run_id) != check_run_id:
+            findings_ahead.start(url, run_id, check_run_id, plan.plan_area_id,
+                                 reports.resolve())
+    except Exception as exc:  # never fails the run
+        runs_logger().warning("run %s: findings not read ahead: %s", run_id, exc)
+
+
 def _load_drawing_modules() -> None:
     """Import what a full report draws and writes with (matplotlib, geopandas, pyogrio: 1.5 s
     of a county's night when the report imported them after the checks). The report's own
@@ -330,9 +347,10 @@ def _load_drawing_modules() -> None:
 
 
 def _forget_parcels_ahead(url: str, run_id: int) -> None:
-    from rulem_db.reports import prefetch
+    from rulem_db.reports import findings_ahead, prefetch
 
     prefetch.discard(url, run_id)
+    findings_ahead.discard(url, run_id)
 
 
 def _path(value: str | Path | None) -> Path | None:

@@ -154,6 +154,14 @@ def snapshot(url: str, run_id: int, ledger_run_id: int | None,
         conn.execute(sa.text("SELECT ops.summarize_run(:r)"), {"r": run_id})
 
 
+def previous_check_run(url: str, run_id: int) -> int | None:
+    """The check run whose findings the previous completed run saw (None: no such run)."""
+    with dbmod.connect(url) as conn:
+        return conn.execute(sa.text(
+            "SELECT p.check_run_id FROM ops.run r JOIN ops.run p "
+            "ON p.run_id = r.previous_run_id WHERE r.run_id = :r"), {"r": run_id}).scalar()
+
+
 def finish(url: str, run_id: int, status: str, message: str,
            report_path: str | None = None) -> None:
     """Close the run record."""

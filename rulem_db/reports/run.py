@@ -35,12 +35,14 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 
 from rulem_db import db as dbmod
+from rulem_db.reports import findings_ahead, prefetch
 from rulem_db.reports import html as h
-from rulem_db.reports import prefetch
+from rulem_db.reports.findings_file import write_findings_gpkg
 from rulem_db.reports.frames import (
     PARCEL_COLUMNS,
     drawn_as_vectors,
     parcel_count,
+    read_finding_frame,
     read_parcel_frame,
 )
 from rulem_db.reports.frames import read_geo as _read_geo
@@ -110,10 +112,12 @@ def _read_run(conn: sa.Connection, run_id: int) -> dict[str, Any]:
                  "JOIN core.plan_area pa USING (plan_area_id) WHERE r.run_id = :r", r=run_id)[0]
 
 
-def _read_places(conn: sa.Connection, run: dict[str, Any], url: str) -> dict[str, Any]:
+def _read_places(conn: sa.Connection, run: dict[str, Any], url: str,
+                 finding_geo: gpd.GeoDataFrame | None = None) -> dict[str, Any]:
     """What the maps and the GeoPackage draw and write (read in the report's own thread):
-    the parcels of a plan area drawn as vectors, the findings with their places, the outline,
-    and the previous run and the inbox files, which the page shows."""
+    the parcels of a plan area drawn as vectors, the findings with their places (unless read
+    ahead: finding_geo), the outline, and the previous run and the inbox files, which the
+    page shows."""
     run_id, plan = run["run_id"], run["plan_area_id"]
     previous = None
     if run["previous_run_id"]:
@@ -134,36 +138,10 @@ def _read_places(conn: sa.Connection, run: dict[str, Any], url: str) -> dict[str
         {"p": plan})
     files = _rows(conn, "SELECT * FROM ops.run_file WHERE run_id = :r ORDER BY run_file_id",
                   r=run_id)
-    # The findings last, with hash joins only (SET LOCAL: to the end of this read's
-    # transaction): each of the run's findings, the run's occurrences (by their run index,
-    # not every run's: 1,400,000 after a state's fifth night, growing with every night) and
-    # the plan area's permits. Right after the check run the planner has no statistics for
-    # its findings and occurrences, estimates one row, and took minutes probing the run's
-    # occurrences once per finding.
-    conn.execute(sa.text("SET LOCAL enable_nestloop = off"))
-    # and room to sort them by permit in memory: at the default 4 MB a state's 240,000
-    # findings (their messages) were sorted on disk, 54 MB (0.35 s of the read's 0.8 s)
-    conn.execute(sa.text("SET LOCAL work_mem = '128MB'"))
-    finding_geo = _read_geo(conn, (
-        # finding_id: the finding's ID from run to run (what `rulem-db finding` takes);
-        # occurrence_id: this run's row (docs/checks.md, "Finding review")
-        "SELECT fo.finding_case_id AS finding_id, f.finding_id AS occurrence_id, f.paragraph, "
-        "f.check_code, f.severity, pf.feature_key AS permit_no, "
-        # the parcel looked up only for a finding that has one (ops.finding_pin)
-        "CASE WHEN f.parcel_id IS NOT NULL THEN ops.finding_pin(f.parcel_id) END AS pin, "
-        "f.feature_id, "
-        # as floats, which the frame would make of them: no Decimal for each of 480,000
-        "f.measured_value::float8 AS measured_value, f.limit_value::float8 AS limit_value, "
-        "f.unit, f.message, ST_AsEWKB(f.geom) AS geom "
-        "FROM checks.finding f "
-        # an occurrence's run is its finding's; a finding's permit is a permit of its plan
-        # area (sql/281)
-        "LEFT JOIN checks.finding_occurrence fo ON fo.finding_id = f.finding_id "
-        "AND fo.run_id = :c "
-        "LEFT JOIN core.feature pf ON pf.feature_id = f.permit_id AND pf.layer = 'permit' "
-        "AND pf.plan_area_id = :p "
-        "WHERE f.run_id = :c ORDER BY pf.feature_key, f.paragraph, f.check_code, f.finding_id"),
-        {"c": run["check_run_id"] or -1, "p": plan})
+    # the findings last (read ahead beside the run's snapshot when the nightly could:
+    # rulem_db.reports.findings_ahead)
+    if finding_geo is None:
+        finding_geo = read_finding_frame(conn, run["check_run_id"], plan)
     return {"previous": previous, "parcel_count": count, "parcels": parcels,
             "finding_geo": finding_geo, "outline": outline, "files": files}
 
@@ -275,6 +253,7 @@ def write_run_report(url: str, run_id: int, reports: Path, status: str,
         same = _same_report(conn, run_id, status)
         if same is not None:
             prefetch.discard(url, run_id)
+            findings_ahead.discard(url, run_id)
             return _write_same_report(conn, run_id, reports, status, message, same)
         run = _read_run(conn, run_id)
     folder = folder_for(reports, run)
@@ -315,8 +294,12 @@ def _draw_and_write(url: str, run: dict[str, Any], reports: Path, folder: Path, 
     from rulem_db.reports.map import balance_map
 
     run_id = run["run_id"]
+    gpkg = folder / "findings.gpkg"
+    ahead = findings_ahead.take(url, run_id, run["check_run_id"])
+    if ahead is not None:  # written beside the snapshot: placed at once, nothing left over
+        ahead.place(gpkg)
     with dbmod.connect(url) as conn:
-        places = _read_places(conn, run, url)
+        places = _read_places(conn, run, url, ahead.frame if ahead else None)
     title = f"Rule M nightly reconciliation: {run['plan_name']}"
     raster = None
     if places["parcels"] is None:  # a large plan area: the kept raster, redrawn where it changed
@@ -326,16 +309,18 @@ def _draw_and_write(url: str, run: dict[str, Any], reports: Path, folder: Path, 
             raster = tiles.parcel_raster(conn, reports, run["plan_code"], run["plan_area_id"],
                                          run_id, _frame_box(conn, run["plan_area_id"],
                                                             places["outline"]))
-    # the GeoPackage beside the map: GDAL writes it mostly outside Python's lock (a state's
-    # 240,000 findings: 1.35-1.54 s for both where one after the other took 1.44-1.90 s)
+    # the GeoPackage, unless written ahead, beside the map: GDAL writes it mostly outside
+    # Python's lock (a state's 240,000 findings: 1.35-1.54 s for both where one after the
+    # other took 1.44-1.90 s)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rulem-report-gpkg") as beside:
-        gpkg_written = beside.submit(contextvars.copy_context().run, _write_findings_gpkg,
-                                     folder / "findings.gpkg", places["finding_geo"])
+        gpkg_written = None if ahead else beside.submit(
+            contextvars.copy_context().run, write_findings_gpkg, gpkg, places["finding_geo"])
         balance_png = folder / "balance_map.png"
         balance_png.write_bytes(balance_map(
             places["parcels"], places["finding_geo"], places["outline"],
             f"Parcel balance and findings, run {run_id}", raster=raster))
-        gpkg = gpkg_written.result()
+        if gpkg_written is not None:
+            gpkg_written.result()
     data = _Data(run=run, **places, **lists.result())
     changed_ids = _changed_ids(lists.result())
     changes_png = None
@@ -589,37 +574,6 @@ def _write_parcel_csv(path: Path, parcels: gpd.GeoDataFrame, changed: set[int]) 
     frame["changed_since_previous_run"] = frame["parcel_id"].astype("int64").isin(
         changed).map({True: "true", False: "false"})
     frame.to_csv(path, index=False, lineterminator="\n", na_rep="", encoding="utf-8")
-    return path
-
-
-def _write_findings_gpkg(path: Path, findings: gpd.GeoDataFrame) -> Path:
-    """One layer per geometry type (what every GIS reads), plus findings without a place.
-    Written through Arrow (use_arrow): the same file, field for field, as row by row, in
-    half the time (a state's 240,000 findings: 0.8-1.0 s against 1.5-1.7 s). Single parts
-    are made multi by pyogrio in one vectorised call (promote_to_multi), not one Python call
-    per finding."""
-    import pandas as pd
-    import pyogrio
-
-    path.unlink(missing_ok=True)
-    frame = findings.copy()
-    for col in ("measured_value", "limit_value"):
-        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
-    kinds = frame.geometry.geom_type.fillna("").str.replace("Multi", "", regex=False)
-    written = False
-    for name, kind in (("finding_area", "Polygon"), ("finding_line", "LineString"),
-                       ("finding_point", "Point")):
-        part = frame[kinds == kind]
-        if part.empty:
-            continue
-        pyogrio.write_dataframe(part, path, layer=name, driver="GPKG",
-                                geometry_type=f"Multi{kind}", promote_to_multi=True,
-                                use_arrow=True)
-        written = True
-    rest = frame[kinds == ""]
-    if len(rest) or not written:  # an empty file still carries the columns
-        pyogrio.write_dataframe(pd.DataFrame(rest.drop(columns=frame.geometry.name)), path,
-                                layer="finding_list", driver="GPKG", use_arrow=True)
     return path
 
 
