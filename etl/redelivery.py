@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-DIGEST = 16  # bytes of an MD5
+DIGEST = 16  # bytes of a row's digest (etl.row_digest: XXH3-128)
 CHUNK = 100_000  # rows a COPY statement: the text of one chunk is held at once, not the file's
 
 

@@ -173,7 +173,9 @@ def _ops_tables(md: sa.MetaData) -> None:
         sa.Column("version_id", sa.BigInteger, nullable=False,
                   comment="The current version the row made (the hash counts while it is)."),
         sa.Column("row_hash", pg.BYTEA, nullable=False,
-                  comment="MD5 of the delivered row and the ingest's context (sql/063)."),
+                  comment="The ingest's context (16 bytes: MD5 of its settings, plan boundary "
+                          "and tolerance, sql/063), then the delivered row's digest (16 bytes: "
+                          "XXH3-128, etl.row_digest)."),
         schema="ops",
         comment="Per feature of a layer-wide load, the hash of the delivered row behind its "
                 "current version: a re-delivery sets aside rows delivered as before.",

@@ -234,3 +234,32 @@ def test_a_new_plan_boundary_makes_every_row_checked_again(
                           "WHERE batch_id = :b AND kind = 'warning' AND field = 'geometry'",
                   b=again.batch_id)
     assert [r.key for r in warned] == ["C"]
+
+
+def test_digests_of_another_definition_make_one_full_comparison_then_count_again(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """A database whose digests were made under another definition (MD5, before XXH3-128:
+    etl.row_digest) matches none of a re-delivery's rows: that file is staged and compared
+    whole, changes only what changed, and leaves the digests of the current definition, so
+    the next re-delivery sets its unchanged rows aside again."""
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1, "C": 2}))
+    with engine.begin() as conn:  # each digest replaced by another 16 bytes, its context kept
+        conn.execute(sa.text("UPDATE ops.ingest_row_hash SET row_hash = substr(row_hash, 1, 16) "
+                             "|| decode(md5(feature_id::text), 'hex') WHERE layer = 'parcel'"))
+    before = _current(engine)
+    second = _parcels(tmp_path / "v2.gpkg", {"A": 0, "B": square(1, dx=5), "C": 2})
+    again = ingest(db_url, "parcel", second)
+    assert (again.inserted, again.changed, again.closed, again.unchanged) == (0, 1, 0, 2)
+    assert scalar(engine, "SELECT count(*) FROM ops.batch_note WHERE batch_id = :b "
+                          "AND message LIKE '%set aside%'", b=again.batch_id) == 0
+    after = _current(engine)
+    assert after["A"] == before["A"] and after["C"] == before["C"]
+    assert after["B"][0] == before["B"][0] and after["B"][1] != before["B"][1]
+    # the same rows in another order (another file: the same file again is a no-op)
+    third = ingest(db_url, "parcel", _parcels(tmp_path / "v3.gpkg", {
+        "C": 2, "B": square(1, dx=5), "A": 0}))
+    assert (third.inserted, third.changed, third.closed, third.unchanged) == (0, 0, 0, 3)
+    assert scalar(engine, "SELECT message FROM ops.batch_note WHERE batch_id = :b "
+                          "AND message LIKE '%set aside%'", b=third.batch_id).startswith(
+        "3 features delivered exactly as before")
+    assert _current(engine) == after

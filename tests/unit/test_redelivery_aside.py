@@ -70,3 +70,27 @@ def test_the_whole_digest_decides_and_a_prior_row_stands_for_one_row_across_batc
     assert keep.tolist() == [True, False, True]
     assert _copy_rows(hashes.getvalue()) == [(4, digests[3].hex()), (6, digests[4].hex())]
     assert sorted(aside.matches) == [3, 4, 999] and aside.count == 3
+
+
+def test_a_rows_digest_is_xxh3_128_of_its_wkb_and_its_fields_as_staged() -> None:
+    """The one definition of a row's digest (etl.row_digest), worked out by hand: the WKB, the
+    unit separator, then each field's COPY text with NUL for a null. Stored digests are
+    compared with it at every re-delivery: a change of definition, on purpose or not, makes
+    the next re-delivery of every layer stage and compare every row again."""
+    import pyarrow as pa
+    import shapely
+    from xxhash import xxh3_128_digest
+
+    from etl import staging
+    from etl.row_digest import digests
+
+    wkb = shapely.to_wkb(shapely.box(0, 0, 100, 100))
+    batch = pa.RecordBatch.from_pydict({
+        "_fid": pa.array(["1", "2"]), "_geom": pa.array([wkb, None], pa.binary()),
+        "PIN": pa.array(["P-1", "P-2"]), "OWNER": pa.array(["Ann", None]),
+        "ACRES": pa.array([2.4711, 0.5])})
+    fields = staging.plan_fields(batch.schema)
+    assert [f.name for f in fields] == ["PIN", "OWNER", "ACRES"]
+    assert digests(fields, batch) == [
+        xxh3_128_digest(wkb + b"\x1fP-1\x1fAnn\x1f2.4711"),
+        xxh3_128_digest(b"\x1fP-2\x1f\x00\x1f0.5")]
