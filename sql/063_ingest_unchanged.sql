@@ -63,7 +63,27 @@ END $$;
 CREATE OR REPLACE FUNCTION ops.ingest_current_hashes(p_layer text, p_plan_area_id integer,
   OUT hashes bytea, OUT feature_ids bytea, OUT unhashed bytea)
 LANGUAGE plpgsql STABLE SET jit = off SET work_mem = '128MB' SET enable_nestloop = off AS $$
+DECLARE
+  hashed  bigint;
+  current bigint;
 BEGIN
+  -- Every hash names its feature's current version (the hashes of closed versions go with
+  -- the UPDATE that closes them: ops.ingest_forget_closed_hashes below), so when the layer
+  -- has as many current features as hashes, each has one: the hashes alone, with the count,
+  -- in one statement (one snapshot). 0.26 s of a state's parcels where joining them with the
+  -- current versions took 1.5-1.9 s.
+  EXECUTE format(
+    'SELECT string_agg(r.row_hash, ''''::bytea), string_agg(int8send(r.feature_id), ''''::bytea), '
+    '       count(*), (SELECT count(*) FROM core.%1$I t '
+    '                  WHERE t.valid_to IS NULL AND t.plan_area_id = $2) '
+    'FROM ops.ingest_row_hash r '
+    'WHERE r.layer = $1 AND r.plan_area_id = $2 AND length(r.row_hash) = 32',
+    p_layer) INTO hashes, feature_ids, hashed, current USING p_layer, p_plan_area_id;
+  IF hashed = current THEN
+    RETURN;
+  END IF;
+  -- some current features have no hash (written by an edit, a file of another kind, or
+  -- before hashes were kept): those, with the hashes of the others, by the join
   EXECUTE format(
     'SELECT string_agg(r.row_hash, ''''::bytea), '
     '       string_agg(int8send(r.feature_id), ''''::bytea), '
@@ -178,6 +198,41 @@ END $$;
 COMMENT ON FUNCTION ops.ingest_keep_hashes(jsonb, bigint) IS
   'Ingest: after the merge of a layer-wide file, closes what the file no longer holds when rows '
   'were set aside, and records the hash of the row behind each current version.';
+
+-- A version closed, by any statement (an ingest, an edit, the versioning of a change), takes
+-- its feature's hash with it: a hash counts only while the version it names is current, and
+-- ops.ingest_current_hashes relies on every stored hash naming one. SECURITY DEFINER: the
+-- editors who close versions may not write ops.ingest_row_hash. One index probe per closed
+-- version (= ANY (ARRAY(...))); a feature has at most one hash, of its current version.
+CREATE OR REPLACE FUNCTION ops.ingest_forget_closed_hashes() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  EXECUTE format('DELETE FROM ops.ingest_row_hash h WHERE h.feature_id = ANY (ARRAY('
+                 'SELECT c.%I FROM closed_rows c WHERE c.valid_to IS NOT NULL))',
+                 TG_TABLE_NAME || '_id');
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION ops.ingest_forget_closed_hashes() IS
+  'Trigger: the row hashes of the versions an UPDATE closed are deleted (a hash counts while '
+  'its version is current).';
+REVOKE ALL ON FUNCTION ops.ingest_forget_closed_hashes() FROM PUBLIC;
+
+DO $$
+DECLARE
+  t record;
+BEGIN
+  FOR t IN
+    SELECT c.table_name::text AS name FROM information_schema.columns c
+    JOIN information_schema.tables tb USING (table_schema, table_name)
+    WHERE c.table_schema = 'core' AND c.column_name = 'version_id' AND tb.table_type = 'BASE TABLE'
+    ORDER BY 1
+  LOOP
+    EXECUTE format('DROP TRIGGER IF EXISTS row_hash_forget ON core.%I', t.name);
+    EXECUTE format('CREATE TRIGGER row_hash_forget AFTER UPDATE ON core.%I '
+                   'REFERENCING NEW TABLE AS closed_rows FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION ops.ingest_forget_closed_hashes()', t.name);
+  END LOOP;
+END $$;
 
 REVOKE ALL ON FUNCTION ops.ingest_row_context(jsonb), ops.ingest_current_hashes(text, integer),
   ops.ingest_keep_hashes(jsonb, bigint) FROM PUBLIC;

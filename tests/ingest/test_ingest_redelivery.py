@@ -147,6 +147,40 @@ def test_digests_fetched_ahead_are_used_only_while_the_layer_has_no_newer_batch(
     stale.close()
 
 
+def test_a_closed_version_takes_its_hash_with_it(
+        db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
+    """A hash counts only while the version it names is current: any UPDATE that closes a
+    version (an edit, a retirement) deletes its feature's hash, so the prior rows are the
+    stored hashes alone while every current feature has one, and the features without one
+    are found (by the join) once some have none."""
+    ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1, "C": 2}))
+    plan_area_id = scalar(engine, "SELECT plan_area_id FROM core.plan_area")
+    ids = {pin: ids[0] for pin, ids in _current(engine).items()}
+
+    def prior() -> tuple[set[int], list[int]]:
+        with engine.begin() as conn:
+            found = Prior.fetch(conn, "parcel", plan_area_id)
+        return set(found.feature_ids.tolist()), sorted(found.unhashed.tolist())
+
+    def hashed() -> set[int]:
+        return {r.feature_id for r in rows(engine, "SELECT feature_id FROM ops.ingest_row_hash "
+                                                   "WHERE layer = 'parcel'")}
+
+    assert prior() == ({ids["A"], ids["B"], ids["C"]}, []) and hashed() == set(ids.values())
+    with engine.begin() as conn:  # B edited (a new version), C retired
+        conn.execute(sa.text("UPDATE core.parcel SET owner_name = 'someone' "
+                             "WHERE pin = 'B' AND valid_to IS NULL"))
+        conn.execute(sa.text("UPDATE core.parcel SET valid_to = now() "
+                             "WHERE pin = 'C' AND valid_to IS NULL"))
+    assert hashed() == {ids["A"]}
+    assert prior() == ({ids["A"]}, [ids["B"]])
+    # an UPDATE that closes nothing keeps the hashes (B's new version is current)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE core.parcel SET owner_name = owner_name "
+                             "WHERE valid_to IS NULL"))
+    assert hashed() == {ids["A"]}
+
+
 def test_a_changed_copy_of_an_unchanged_key_is_refused_and_changes_nothing(
         db_url: str, engine: sa.Engine, tmp_path: Path) -> None:
     ingest(db_url, "parcel", _parcels(tmp_path / "v1.gpkg", {"A": 0, "B": 1}))
