@@ -3,10 +3,10 @@ call.
 
 What happens, all in one transaction (so any refusal leaves every table exactly as it was):
 1. the options are checked (etl.request), the file opened (etl.stage_file, etl.sources), its
-   fields mapped to the layer's columns (etl.validate, etl.fields), its CRS found (etl.crs),
-   its values searched for NUL characters (etl.nul): problems of the whole file are refused
-   before the database is written to (for a layer-wide file, the digests of the rows behind
-   the layer's current versions are read meanwhile: etl.redelivery.PriorAhead);
+   fields mapped to the layer's columns (etl.validate, etl.fields), its CRS found (etl.crs):
+   problems of the whole file are refused before the database is written to (for a
+   layer-wide file, the digests of the rows behind the layer's current versions are read
+   meanwhile: etl.redelivery.PriorAhead);
 2. the same file again (same SHA-256 and options as the last load of its scope) is a no-op,
    recorded as a batch with status 'duplicate' (etl.batch);
 3. a batch row, then COPY of the features in bounded batches into staging.b<batch>
@@ -21,6 +21,9 @@ What happens, all in one transaction (so any refusal leaves every table exactly 
    the features of the file's scope that it no longer holds (ops.ingest_keep_hashes when rows
    were set aside, and it records the row hashes of the current versions);
 6. for `ingest delineation FILE`: the delineation record with its study area (sql/062).
+Once the file is staged, its values are searched for NUL characters (etl.nul.Beside) beside
+the validation and the merge; a file that holds one is refused before the commit, and that
+refusal comes before any other the file met (a value GDAL cut short may be what failed).
 See docs/ingest.md for the formats, the mapping file, the rules and the decisions behind them.
 """
 
@@ -77,6 +80,7 @@ class _Ingest:
         self.req, self.progress = req, progress
         self.notes: list[str] = []  # info notes of the batch, written once it is loaded
         self.ahead: PriorAhead | None = None  # the prior rows' digests, fetched meanwhile
+        self.nul: nul.Beside | None = None  # the file's search for NULs, beside the merge
 
     def run(self) -> IngestResult:
         """Open and plan the file, then everything else in one transaction; a refusal raised
@@ -88,23 +92,34 @@ class _Ingest:
             self.ahead = PriorAhead(eng, self.req.target.name, self.req.layer.name,
                                     self.req.plan_area)
         try:
-            nul.check_source(src)
-            plan = plan_file(self.req, src, self.notes)
-            if self.ahead is not None and not merge.hash_candidate(self.req, plan, src):
-                self.ahead.close()
-                self.ahead = None
-            sha = file_sha256(self.req.path)
-            with eng.connect() as conn:
-                try:
-                    with conn.begin():
-                        result = self._in_transaction(conn, src, plan, sha)
-                except sa.exc.DBAPIError as exc:
-                    if not batch.refusal_from_database(exc):
-                        raise  # a bug or a lost connection, not a property of the file
-                    raise batch.database_error(self.req.file, exc) from None
-                except IngestRefused as exc:
-                    exc.notice = unmapped_line(self.req.file, plan.unmapped, plan.likely)
-                    raise
+            try:
+                plan = plan_file(self.req, src, self.notes)
+                if self.ahead is not None and not merge.hash_candidate(self.req, plan, src):
+                    self.ahead.close()
+                    self.ahead = None
+                sha = file_sha256(self.req.path)
+                with eng.connect() as conn:
+                    try:
+                        with conn.begin():
+                            result = self._in_transaction(conn, src, plan, sha)
+                            refusal = self._nul_refusal(src)  # before the commit
+                            if refusal is not None:
+                                raise refusal
+                    except sa.exc.DBAPIError as exc:
+                        if not batch.refusal_from_database(exc):
+                            raise  # a bug or a lost connection, not a property of the file
+                        raise batch.database_error(self.req.file, exc) from None
+                    except IngestRefused as exc:
+                        if self.nul is None or exc is not self.nul.outcome():
+                            exc.notice = unmapped_line(self.req.file, plan.unmapped,
+                                                       plan.likely)
+                        raise
+            except Exception as exc:  # a NUL comes first: what GDAL cut short (or a driver
+                # refused to send) may be what failed
+                refusal = self._nul_refusal(src)
+                if refusal is not None and refusal is not exc:
+                    raise refusal from None
+                raise
             result.unmapped, result.likely = plan.unmapped, plan.likely
             return result
         finally:
@@ -112,6 +127,17 @@ class _Ingest:
                 self.ahead.close()
             self.progress.close()
             eng.dispose()
+
+    def _search_nul(self, src: Source) -> None:
+        """Start the file's search for NULs (etl.nul.Beside), once."""
+        if self.nul is None:
+            self.nul = nul.Beside(src)
+
+    def _nul_refusal(self, src: Source) -> BaseException | None:
+        """The file's refusal for a NUL, or None (the search started now if it was not)."""
+        self._search_nul(src)
+        assert self.nul is not None
+        return self.nul.outcome()
 
     def _in_transaction(self, conn: sa.Connection, src: Source, plan: FilePlan,
                         sha: str) -> IngestResult:
@@ -172,6 +198,7 @@ class _Ingest:
                 self.notes.append(f"{set_aside:,} features delivered exactly as before (the "
                                   "rows behind their current versions) were set aside "
                                   "unchanged, without validation")
+        self._search_nul(src)  # the file is read: the search runs beside the server's work
         self.progress.stage("validating")
         summary = merge.prepare(conn, spec)
         if summary["errors"] and not req.skip:
