@@ -36,4 +36,3 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     _comment(BEFORE, NOW)
-
