@@ -12,10 +12,16 @@ import sqlalchemy as sa
 
 from rulem_db import ledger
 
-TODAY = dt.date.today()
+
+def _today(engine: sa.Engine) -> dt.date:
+    """The database's date, which the recomputes date their runs by: read when a test starts
+    (a date read when the module is imported is a day behind in a run that crosses
+    midnight)."""
+    with engine.connect() as conn:
+        return conn.execute(sa.text("SELECT current_date")).scalar_one()
 
 
-def _site(engine: sa.Engine) -> dict[str, int]:
+def _site(engine: sa.Engine, today: dt.date) -> dict[str, int]:
     """Undecided 25-001 fills 100 m x 100 m on P-1 where D-2 (approved in 10 days) maps
     wetland W2; decided 25-002 fills the same kind of place; a District project without a
     status date replaces on P-2."""
@@ -24,7 +30,7 @@ def _site(engine: sa.Engine) -> dict[str, int]:
         s.parcel(conn, "P-1", (0, 0, 500, 500))
         s.parcel(conn, "P-2", (500, 0, 1000, 500))
         d2 = s.delineation(conn, "D-2", (0, 0, 500, 500),
-                           (TODAY + dt.timedelta(days=10)).isoformat())
+                           (today + dt.timedelta(days=10)).isoformat())
         s.wetland(conn, d2, "W2", (0, 0, 200, 200))
         undecided = s.permit(conn, "25-001", decided_on=None, status="under_review")
         decided = s.permit(conn, "25-002")
@@ -50,21 +56,23 @@ def _queued(engine: sa.Engine, on: dt.date) -> list[sa.Row]:
 
 
 def test_a_later_approval_queues_the_owners_measured_as_of_today(db_url, engine) -> None:
-    ids = _site(engine)
+    today = _today(engine)
+    ids = _site(engine, today)
     ledger.recompute(db_url, all=True)  # the last completed recompute: today
-    assert _queued(engine, TODAY) == []  # nothing dated between the last run and today
-    assert _queued(engine, TODAY + dt.timedelta(days=9)) == []  # D-2 not yet in effect
-    rows = _queued(engine, TODAY + dt.timedelta(days=10))
+    assert _queued(engine, today) == []  # nothing dated between the last run and today
+    assert _queued(engine, today + dt.timedelta(days=9)) == []  # D-2 not yet in effect
+    rows = _queued(engine, today + dt.timedelta(days=10))
     assert [(r.permit_id, r.district_project) for r in rows] == [(ids["undecided"], None),
                                                                  (None, "DP-1")]
-    day = (TODAY + dt.timedelta(days=10)).isoformat()
+    day = (today + dt.timedelta(days=10)).isoformat()
     assert rows[0].reason == f"measured as of today ({day}): 1 delineation(s) approved as of {day}"
 
 
 def test_a_parameter_taking_effect_queues_them_too(db_url, engine) -> None:
-    ids = _site(engine)
+    today = _today(engine)
+    ids = _site(engine, today)
     ledger.recompute(db_url, all=True)
-    on = TODAY + dt.timedelta(days=3)
+    on = today + dt.timedelta(days=3)
     with engine.begin() as conn:
         conn.execute(sa.text(
             "INSERT INTO core.parameter (plan_area_id, name, value_num, unit, rule_ref, "
@@ -80,11 +88,12 @@ def test_a_parameter_taking_effect_queues_them_too(db_url, engine) -> None:
 def test_the_queue_recompute_catches_up_with_the_date(db_url, engine) -> None:
     """End to end with today's date: a recompute whose last completed run was before a
     dated fact took effect recomputes the undecided permit, and its figure moves."""
-    ids = _site(engine)
+    today = _today(engine)
+    ids = _site(engine, today)
     with engine.begin() as conn:  # D-2 in effect since yesterday
         conn.execute(sa.text("UPDATE core.delineation SET approved_on = :d WHERE "
                              "delineation_no = 'D-2' AND valid_to IS NULL"),
-                     {"d": TODAY - dt.timedelta(days=1)})
+                     {"d": today - dt.timedelta(days=1)})
     ledger.recompute(db_url, all=True)
     with engine.connect() as conn:
         required = s.permit_rows(conn)["25-001"]["required_acres"]
