@@ -472,11 +472,11 @@ COMMENT ON FUNCTION core.batch_of_this_transaction(bigint) IS
 -- where it ran once per row (0.43 s of a first load of 100,000 parcels, 4 s of 1,000,000).
 -- The current version of each feature an UPDATE changed is found by one index probe each
 -- (OFFSET 0): joined, a planner that sees the layer as it was before a bulk load sorted all
--- its current versions (0.55 s per statement of a state's re-delivery). Up to 10,000 rows,
--- they are found once (cur_ids) and read by id for each reference and the attribution: found
--- again for each, they were four probes per closed version (the check took 0.5 s of closing
--- a state's 10,000 changed parcels, 0.12-0.18 s now: a closing leaves no current version to
--- read).
+-- its current versions (0.55 s per statement of a state's re-delivery). They are found once
+-- (cur_ids) and read by id for the attribution and, up to 10,000 rows, for each reference:
+-- found again for each, they were four probes per closed version (the check took 0.5 s of
+-- closing a state's 10,000 changed parcels, 0.12-0.18 s now: a closing leaves no current
+-- version to read).
 DO $$
 DECLARE
   t record;
@@ -492,7 +492,7 @@ BEGIN
       DECLARE
         bad record;
         n bigint := (SELECT count(*) FROM new_rows);
-        cur_ids bigint[];  -- an UPDATE's current versions of its features (up to 10,000)
+        cur_ids bigint[];  -- an UPDATE's current versions of the features it changed
       BEGIN
         IF TG_OP = 'INSERT' THEN
           IF n = 1 AND pg_trigger_depth() > 1
@@ -504,13 +504,15 @@ BEGIN
           ELSE
             SELECT * INTO bad FROM (%2$s) x LIMIT 1;
           END IF;
-        ELSIF n <= 10000 THEN
+        ELSE
           cur_ids := ARRAY(SELECT c.version_id FROM new_rows o CROSS JOIN LATERAL (
                              SELECT c.version_id FROM core.%1$I c
                              WHERE c.%6$I = o.%6$I AND c.valid_to IS NULL OFFSET 0) c);
-          SELECT * INTO bad FROM (%5$s) x LIMIT 1;
-        ELSE
-          SELECT * INTO bad FROM (%3$s) x LIMIT 1;
+          IF n <= 10000 THEN
+            SELECT * INTO bad FROM (%5$s) x LIMIT 1;
+          ELSE
+            SELECT * INTO bad FROM (%3$s) x LIMIT 1;
+          END IF;
         END IF;
         IF FOUND THEN
           RAISE EXCEPTION 'core.%1$s: version %% has %% = %%, which %%', bad.version_id,
@@ -522,7 +524,7 @@ BEGIN
           FROM (SELECT min(version_id) AS version_id, batch_id AS value FROM new_rows
                 WHERE batch_id IS NOT NULL GROUP BY batch_id OFFSET 0) a
           WHERE NOT core.batch_of_this_transaction(a.value) LIMIT 1;
-        ELSIF cur_ids IS NOT NULL THEN
+        ELSE
           SELECT a.version_id, a.column_name, a.value INTO bad
           FROM (SELECT min(o.version_id) AS version_id, 'closed_batch_id' AS column_name,
                        o.closed_batch_id AS value
@@ -531,18 +533,6 @@ BEGIN
                 SELECT min(cur.version_id), 'batch_id', cur.batch_id
                 FROM core.%1$I cur WHERE cur.version_id = ANY (cur_ids)
                   AND cur.batch_id IS NOT NULL GROUP BY cur.batch_id OFFSET 0) a
-          WHERE NOT core.batch_of_this_transaction(a.value) LIMIT 1;
-        ELSE
-          SELECT a.version_id, a.column_name, a.value INTO bad
-          FROM (SELECT min(o.version_id) AS version_id, 'closed_batch_id' AS column_name,
-                       o.closed_batch_id AS value
-                FROM new_rows o WHERE o.closed_batch_id IS NOT NULL GROUP BY o.closed_batch_id
-                UNION ALL
-                SELECT min(cur.version_id), 'batch_id', cur.batch_id
-                FROM new_rows o CROSS JOIN LATERAL (
-                  SELECT c.version_id, c.batch_id FROM core.%1$I c
-                  WHERE c.%6$I = o.%6$I AND c.valid_to IS NULL OFFSET 0) cur
-                WHERE cur.batch_id IS NOT NULL GROUP BY cur.batch_id OFFSET 0) a
           WHERE NOT core.batch_of_this_transaction(a.value) LIMIT 1;
         END IF;
         IF FOUND THEN
