@@ -192,16 +192,24 @@ END $$;
 -- restore (pg_restore loads the data before the triggers exist), core.reference_problems()
 -- re-checks every stored row, as VALIDATE CONSTRAINT would.
 
+-- The versioned tables: the base tables of core with a version_id, by name. The one list the
+-- statements below generate triggers and checks for (and sql/063's row-hash trigger).
+CREATE OR REPLACE FUNCTION core.versioned_tables() RETURNS SETOF text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT c.table_name::text FROM information_schema.columns c
+  JOIN information_schema.tables t USING (table_schema, table_name)
+  WHERE c.table_schema = 'core' AND c.column_name = 'version_id' AND t.table_type = 'BASE TABLE'
+  ORDER BY 1
+$$;
+COMMENT ON FUNCTION core.versioned_tables() IS
+  'The versioned tables of core (those with a version_id), by name.';
+
 -- The reference columns of a versioned table: its own id and every other bigint column named
 -- *_id but the batch columns, with the layer each names (the longest layer name the column
 -- ends with: from_permit_id names a permit, receiving_wetland_id a wetland).
 CREATE OR REPLACE FUNCTION core.reference_columns(p_table text)
 RETURNS TABLE (column_name text, ref_layer text) LANGUAGE sql STABLE AS $$
-  WITH layers AS (
-    SELECT c.table_name::text AS layer FROM information_schema.columns c
-    JOIN information_schema.tables t USING (table_schema, table_name)
-    WHERE c.table_schema = 'core' AND c.column_name = 'version_id' AND t.table_type = 'BASE TABLE'
-  )
+  WITH layers AS (SELECT v AS layer FROM core.versioned_tables() v)
   SELECT c.column_name::text,
          (SELECT l.layer FROM layers l
           WHERE c.column_name = l.layer || '_id' OR c.column_name LIKE '%\_' || l.layer || '\_id'
@@ -306,12 +314,7 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp A
 DECLARE
   t record;
 BEGIN
-  FOR t IN
-    SELECT c.table_name::text AS name FROM information_schema.columns c
-    JOIN information_schema.tables tb USING (table_schema, table_name)
-    WHERE c.table_schema = 'core' AND c.column_name = 'version_id' AND tb.table_type = 'BASE TABLE'
-    ORDER BY 1
-  LOOP
+  FOR t IN SELECT v AS name FROM core.versioned_tables() v LOOP
     RETURN QUERY EXECUTE format('SELECT %L::text, x.* FROM (%s) x', t.name,
                                 core.reference_check_sql(t.name, format('core.%I', t.name)));
   END LOOP;
@@ -413,12 +416,7 @@ DECLARE
   t record;
   branches text := '';
 BEGIN
-  FOR t IN
-    SELECT c.table_name::text AS name FROM information_schema.columns c
-    JOIN information_schema.tables tb USING (table_schema, table_name)
-    WHERE c.table_schema = 'core' AND c.column_name = 'version_id' AND tb.table_type = 'BASE TABLE'
-    ORDER BY 1
-  LOOP
+  FOR t IN SELECT v AS name FROM core.versioned_tables() v LOOP
     branches := branches || format($b$
     WHEN %1$L THEN
       RETURN EXISTS (SELECT 1 FROM core.%1$I n
@@ -481,11 +479,7 @@ DO $$
 DECLARE
   t record;
 BEGIN
-  FOR t IN
-    SELECT c.table_name::text AS name FROM information_schema.columns c
-    JOIN information_schema.tables tb USING (table_schema, table_name)
-    WHERE c.table_schema = 'core' AND c.column_name = 'version_id' AND tb.table_type = 'BASE TABLE'
-  LOOP
+  FOR t IN SELECT v AS name FROM core.versioned_tables() v LOOP
     EXECUTE format($f$
       CREATE OR REPLACE FUNCTION core.%1$s_check_references() RETURNS trigger
       LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $body$
@@ -571,7 +565,7 @@ BEGIN
   END LOOP;
 END $$;
 
-REVOKE ALL ON FUNCTION core.reference_columns(text),
+REVOKE ALL ON FUNCTION core.versioned_tables(), core.reference_columns(text),
   core.reference_missing(text, text, text, boolean),
   core.reference_check_sql(text, text, boolean, boolean),
   core.reference_problems(), core.versioning_nested(text, bigint[]),

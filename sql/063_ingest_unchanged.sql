@@ -221,12 +221,7 @@ DO $$
 DECLARE
   t record;
 BEGIN
-  FOR t IN
-    SELECT c.table_name::text AS name FROM information_schema.columns c
-    JOIN information_schema.tables tb USING (table_schema, table_name)
-    WHERE c.table_schema = 'core' AND c.column_name = 'version_id' AND tb.table_type = 'BASE TABLE'
-    ORDER BY 1
-  LOOP
+  FOR t IN SELECT v AS name FROM core.versioned_tables() v LOOP
     EXECUTE format('DROP TRIGGER IF EXISTS row_hash_forget ON core.%I', t.name);
     EXECUTE format('CREATE TRIGGER row_hash_forget AFTER UPDATE ON core.%I '
                    'REFERENCING NEW TABLE AS closed_rows FOR EACH STATEMENT '
