@@ -33,7 +33,6 @@ LONGEST: dict[str, int] = {
     "tests/web/test_web_clients.py": 31,
     "tests/security/test_hardening_input.py": 27,
     "tests/database/test_schema.py": 25,
-    "tests/flows/test_flows_e2e.py": 22,
     "tests/web/test_web_map_serving.py": 21,
     "tests/ingest/test_ingest_demo.py": 21,
     "tests/web/test_report_permit_web.py": 19,
