@@ -1,4 +1,6 @@
 """Test databases: one migrated template per test session, cloned for every test that writes.
+With test workers (scripts/test) the session templates are built once per run and each worker
+copies them (tests/support/shared_templates.py).
 
 Why clones: a test gets a real PostGIS database with the whole schema in a fraction of a
 second, and no test can see another's data. The cluster is the one named by
@@ -14,13 +16,14 @@ import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from module_order import longest_first
+from shared_templates import SharedTemplates, drop_run_shared, drop_stale_shared, is_worker
 from sqlalchemy.engine import URL, make_url
 from time_limit import (  # noqa: F401 - the time-limit hooks (tests/support/time_limit.py)
     pytest_timeout_cancel_timer,
@@ -37,6 +40,12 @@ _counter = itertools.count()
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest modules first, for the test workers (tests/support/module_order.py)."""
     longest_first(items)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In the controller of test workers: drop what the workers shared (shared_templates)."""
+    if session.config.pluginmanager.hasplugin("dsession"):
+        drop_run_shared(_admin_url(), TABLESPACE_PREFIX)
 
 
 def _admin_url() -> URL:
@@ -116,6 +125,7 @@ def memory_tablespace(admin_url: URL) -> Iterator[str | None]:
     try:
         with engine.connect() as conn:
             data = Path(conn.exec_driver_sql("SHOW data_directory").scalar_one())
+            drop_stale_shared(conn, TABLESPACE_PREFIX)
             if memory is not None and data.is_dir():
                 _drop_stale_tablespaces(conn)
                 folder = Path(tempfile.mkdtemp(prefix=f"{name}_", dir=memory))
@@ -136,13 +146,39 @@ def memory_tablespace(admin_url: URL) -> Iterator[str | None]:
 
 
 @pytest.fixture(scope="session")
-def template_db(admin_url: URL, _clones: _Clones) -> Iterator[str]:
+def _shared(admin_url: URL, tmp_path_factory: pytest.TempPathFactory) -> SharedTemplates | None:
+    """What this run's test workers build once (tests/support/shared_templates.py); None
+    without workers."""
+    if not is_worker():
+        return None
+    return SharedTemplates(admin_url, tmp_path_factory.getbasetemp().parent, TABLESPACE_PREFIX,
+                           _memory_fs())
+
+
+def _session_database(admin_url: URL, _clones: _Clones, shared: SharedTemplates | None,
+                      name: str, stage: str, template: str,
+                      build: Callable[[str], None]) -> None:
+    """Make this process's session database `name`: a copy of `template` that `build` fills,
+    or, in a test worker, a copy of the run's shared one (built once, by the first worker)."""
+    if shared is not None:
+        _clones.create(name, shared.database(stage, template, build))
+        return
+    _clones.create(name, template)
+    build(name)
+
+
+def _url(admin_url: URL, name: str) -> str:
+    return admin_url.set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def template_db(admin_url: URL, _clones: _Clones, _shared: SharedTemplates | None
+                ) -> Iterator[str]:
     """A database migrated to head with the demo plan area registered, used as a template."""
     name = f"rulem_tmpl_{os.getpid()}"
-    _clones.create(name, "template0")
-    url = admin_url.set(database=name).render_as_string(hide_password=False)
     try:
-        db.migrate(url, srid=26915, plan_area=DEMO_PLAN_AREA)
+        _session_database(admin_url, _clones, _shared, name, "tmpl", "template0", lambda n:
+                          db.migrate(_url(admin_url, n), srid=26915, plan_area=DEMO_PLAN_AREA))
         yield name
     finally:
         _clones.drop_later(name)
@@ -233,6 +269,7 @@ def empty_db_url(admin_url: URL, _clones: _Clones) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def demo_template(admin_url: URL, template_db: str, _clones: _Clones,
+                  _shared: SharedTemplates | None,
                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The demo loaded through ingest once per session (not recomputed), as a template: the
     demo modules clone it instead of loading the demo again (seconds each)."""
@@ -240,29 +277,39 @@ def demo_template(admin_url: URL, template_db: str, _clones: _Clones,
 
     from demo import generate, load
 
-    directory = tmp_path_factory.mktemp("demo_template")
-    generate.generate(directory)
+    # one folder of demo files per run: the shared demo database records the files it loaded
+    directory = (_shared.folder("demo_template", generate.generate) if _shared is not None
+                 else tmp_path_factory.mktemp("demo_template"))
+    if _shared is None:
+        generate.generate(directory)
     name = f"rulem_demo_{os.getpid()}"
-    _clones.create(name, template_db)
     try:
-        load.load_demo(admin_url.set(database=name).render_as_string(hide_password=False),
-                       directory)
+        _session_database(admin_url, _clones, _shared, name, "demo", template_db,
+                          lambda n: load.load_demo(_url(admin_url, n), directory))
         yield DemoTemplate(name, directory)
     finally:
         _clones.drop_later(name)
 
 
 @pytest.fixture(scope="session")
-def reconciled_demo(admin_url: URL, demo_template: Any) -> Iterator[str]:
+def reconciled_demo(admin_url: URL, demo_template: Any, _clones: _Clones,
+                    _shared: SharedTemplates | None) -> Iterator[str]:
     """The demo recomputed and checked once per session (web_server.reconcile_demo), as a
     template: the web modules each serve a copy of it instead of reconciling the demo again."""
-    from clones import cloned
     from web_server import reconcile_demo
 
-    with cloned(admin_url, demo_template.name, "rulem_webt") as url:
+    def build(name: str) -> None:
+        url = _url(admin_url, name)
         db.migrate(url)  # as after any copy (web_server_fixture migrates each copy again)
         reconcile_demo(url)
-        yield make_url(url).database
+
+    name = f"rulem_webt_{os.getpid()}"
+    try:
+        _session_database(admin_url, _clones, _shared, name, "reconciled", demo_template.name,
+                          build)
+        yield name
+    finally:
+        _clones.drop_later(name)
 
 
 @pytest.fixture(scope="session")
