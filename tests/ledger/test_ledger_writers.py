@@ -20,8 +20,9 @@ import flows_fixtures as fx
 import ledger_scenarios as s
 import pytest
 import sqlalchemy as sa
+from clones import cloned
 from role_logins import as_login, as_login_url, role_logins
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, make_url
 
 from flows import nightly
 from rulem_db import ledger
@@ -181,14 +182,37 @@ def test_the_nightly_runs_as_the_writer_login_through_the_run_protocol(
     assert snapshot == 1  # P-1, as the first run saw it
 
 
-def _finished_run(db_url: str, engine: sa.Engine, tmp_path) -> int:
-    _site(engine)
-    run = _night(db_url, tmp_path, "night")
-    with engine.connect() as conn:
-        assert conn.execute(sa.text(
-            "SELECT count(*) FROM ops.run_finding WHERE run_id = :r"),
-            {"r": run.run_id}).scalar_one() > 0
-    return run.run_id
+@pytest.fixture(scope="module")
+def _night_ended(admin_url: URL, template_db: str,
+                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """A database whose one nightly run (over the site) has ended, made once for the module:
+    its name and the run's id. Each test takes a copy (finished_run), so none sees another's
+    writes."""
+    with cloned(admin_url, template_db, "rulem_lwrun") as url:
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+        try:
+            _site(engine)
+            run = _night(url, tmp_path_factory.mktemp("lw"), "night")
+            with engine.connect() as conn:
+                assert conn.execute(sa.text(
+                    "SELECT count(*) FROM ops.run_finding WHERE run_id = :r"),
+                    {"r": run.run_id}).scalar_one() > 0
+        finally:
+            engine.dispose()
+        yield make_url(url).database, run.run_id
+
+
+@pytest.fixture
+def finished_run(admin_url: URL, _night_ended: tuple[str, int]
+                 ) -> Iterator[tuple[str, sa.Engine, int]]:
+    """This test's copy of the database whose nightly run has ended: URL, engine, run id."""
+    name, run_id = _night_ended
+    with cloned(admin_url, name, "rulem_lwc") as url:
+        engine = sa.create_engine(url)
+        try:
+            yield url, engine, run_id
+        finally:
+            engine.dispose()
 
 
 @pytest.mark.parametrize(("sql", "match"), [
@@ -217,9 +241,9 @@ def _finished_run(db_url: str, engine: sa.Engine, tmp_path) -> int:
     ("SELECT ops.record_run_file({r}, 'x.gpkg', 'parcel', NULL, 'loaded', NULL, NULL, NULL)",
      "ended as done; its record is final"),
 ])
-def test_the_writer_login_cannot_rewrite_a_run(db_url: str, engine: sa.Engine, etl: URL,
-                                                tmp_path, sql: str, match: str) -> None:
-    run = _finished_run(db_url, engine, tmp_path)
+def test_the_writer_login_cannot_rewrite_a_run(finished_run: tuple[str, sa.Engine, int],
+                                                etl: URL, sql: str, match: str) -> None:
+    db_url, engine, run = finished_run
     with engine.connect() as conn:
         before = conn.execute(sa.text(
             "SELECT md5(r::text) FROM ops.run r WHERE run_id = :r"), {"r": run}).scalar_one()
@@ -233,10 +257,10 @@ def test_the_writer_login_cannot_rewrite_a_run(db_url: str, engine: sa.Engine, e
             == before
 
 
-def test_a_finished_run_is_final_for_the_owner_too(db_url: str, engine: sa.Engine,
-                                                   tmp_path) -> None:
+def test_a_finished_run_is_final_for_the_owner_too(
+        finished_run: tuple[str, sa.Engine, int]) -> None:
     """The protocol's functions run as the owner; the triggers hold for it as well."""
-    run = _finished_run(db_url, engine, tmp_path)
+    _, engine, run = finished_run
     for sql, match in [
         (f"UPDATE ops.run SET message = 'x' WHERE run_id = {run}", "its record is final"),
         (f"DELETE FROM ops.run WHERE run_id = {run}", "append-only"),
