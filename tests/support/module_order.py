@@ -21,25 +21,25 @@ from collections import Counter
 import pytest
 
 # Longest first: seconds on a worker of a full run (three workers on two cores), databases on tmpfs
-# (a worker's first module also made its template and demo, some 9 s).
+# (the first modules on the workers also wait for the run's shared templates: shared_templates.py).
 LONGEST: dict[str, int] = {
-    "tests/flows/test_prefect_server.py": 89,
+    "tests/flows/test_prefect_server.py": 100,
     "tests/web/test_web_map.py": 61,
     "tests/web/test_web_attack.py": 51,
     "tests/checks/test_finding_record.py": 47,
     "tests/project/test_bench.py": 42,
     "tests/database/test_fresh_server.py": 35,
-    "tests/ledger/test_ledger_writers.py": 33,
-    "tests/web/test_web_clients.py": 31,
     "tests/security/test_hardening_input.py": 27,
     "tests/database/test_schema.py": 25,
     "tests/web/test_web_map_serving.py": 21,
     "tests/ingest/test_ingest_demo.py": 21,
+    "tests/web/test_web_clients.py": 20,
     "tests/web/test_report_permit_web.py": 19,
     "tests/security/test_hardening_crash.py": 19,
     "tests/checks/test_checks_incremental.py": 19,
     "tests/ingest/test_ingest_real.py": 19,
     "tests/flows/test_flows.py": 17,
+    "tests/ledger/test_ledger_writers.py": 17,
     "tests/security/test_write_rules.py": 14,
     "tests/web/test_web_api.py": 14,
     "tests/publish/test_publish_qgis.py": 14,
