@@ -1,6 +1,6 @@
 """A re-delivery costs what changed (docs/ingest.md): the reader sets aside the rows delivered as
-before (etl.redelivery), the reference checks of sql/010 probe each row of a small statement by
-index and join for a large one, and sql/063 closes and re-hashes only the file's changed rows
+before (etl.redelivery), the reference checks of sql/010 probe each row of a small statement (or
+of an UPDATE of up to a tenth of its layer) by index and join for a large one, and sql/063 closes and re-hashes only the file's changed rows
 and the features it no longer holds. Both ways must refuse the same bad references, the hashes
 a re-delivery leaves must let the next one set every row aside, and a row set aside twice is
 still a repeated key. 100 m squares in EPSG:26915 (2.4711 acres each).
@@ -163,3 +163,32 @@ def test_a_changed_feature_keeps_the_columns_the_file_no_longer_delivers(
                           "ON a.soil_id = b.soil_id AND a.valid_to = b.valid_from") == 1
     assert scalar(engine, "SELECT count(*) FROM core.soil s JOIN core.feature f "
                           "ON f.feature_id = s.soil_id WHERE f.feature_key = 'K2'") == 1
+
+
+
+def _feature_probes(conn: sa.Connection) -> int:
+    """This transaction's index scans of core.feature so far."""
+    return conn.execute(sa.text("SELECT idx_scan FROM pg_stat_xact_user_tables "
+                                "WHERE relid = 'core.feature'::regclass")).scalar_one()
+
+
+def test_an_update_of_a_tenth_of_a_large_layer_probes_and_refuses_alike(
+        engine: sa.Engine) -> None:
+    """An UPDATE of more than 10,000 rows but at most a tenth of its layer (by the planner's
+    estimate: a state's parcels, claimed here in pg_class) looks its references up row by
+    row, as a small one does (sql/010), and refuses a forged batch the same way."""
+    with engine.begin() as conn:
+        conn.execute(sa.text(_bulk_parcels(BIG, "none")))
+        conn.execute(sa.text("UPDATE pg_class SET reltuples = 1000000 "
+                             "WHERE oid = 'core.parcel'::regclass"))
+    with engine.connect() as conn, conn.begin():
+        before = _feature_probes(conn)
+        with pytest.raises(sa.exc.DBAPIError, match="batch_id = 779, which is not a batch"), \
+                conn.begin_nested():
+            conn.execute(sa.text("UPDATE core.parcel SET pin = pin || 'x', batch_id = 779 "
+                                 "WHERE valid_to IS NULL"))
+        after = _feature_probes(conn)
+    # each changed feature's id probed in core.feature's key (the joined check: one scan)
+    assert after - before >= BIG
+    assert rows(engine, "SELECT count(*), count(*) FILTER (WHERE pin LIKE '%x') "
+                        "FROM core.parcel")[0] == (BIG, 0)
