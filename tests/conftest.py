@@ -23,7 +23,13 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from module_order import longest_first
-from shared_templates import SharedTemplates, drop_run_shared, drop_stale_shared, is_worker
+from shared_templates import (
+    SharedTemplates,
+    drop_run_shared,
+    drop_stale_shared,
+    is_worker,
+    shared_anything,
+)
 from sqlalchemy.engine import URL, make_url
 from time_limit import (  # noqa: F401 - the time-limit hooks (tests/support/time_limit.py)
     pytest_timeout_cancel_timer,
@@ -43,8 +49,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """In the controller of test workers: drop what the workers shared (shared_templates)."""
-    if session.config.pluginmanager.hasplugin("dsession"):
+    """In the controller of test workers: drop what the workers shared (shared_templates), if
+    they built anything: a run of the unit tier never reaches the cluster."""
+    factory = getattr(session.config, "_tmp_path_factory", None)  # as xdist reads it
+    if (session.config.pluginmanager.hasplugin("dsession") and factory is not None
+            and shared_anything(factory.getbasetemp())):
         drop_run_shared(_admin_url(), TABLESPACE_PREFIX)
 
 

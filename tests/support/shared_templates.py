@@ -147,6 +147,12 @@ def _drop(conn: sa.Connection, pid: int, tablespace_prefix: str) -> None:
             shutil.rmtree(location, ignore_errors=True)
 
 
+def shared_anything(folder: Path) -> bool:
+    """Whether a worker of the run whose shared folder this is asked for a shared database (its
+    lock file is there): only then has the controller anything to drop."""
+    return any(folder.glob(f"{SHARED_PREFIX}*.lock"))
+
+
 def drop_run_shared(admin: URL, tablespace_prefix: str) -> None:
     """At the end of a run, in the controller: drop what its workers shared."""
     engine = sa.create_engine(admin.set(database="postgres"), isolation_level="AUTOCOMMIT",
