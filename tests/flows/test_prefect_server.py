@@ -19,8 +19,7 @@ the client a cut forwarder is a stopped server (open connections end, new ones a
 - The nightly flow called in this process (as `rulem-db reconcile` calls it when
   PREFECT_API_URL is set; marked e2e) runs through the same server: an inbox with two good
   files and one bad one, then the same night again, then a night refused by the lock, with
-  their artifacts. (It had a `prefect_test_harness` server of its own, a second 20-30 s
-  start-up in every suite.)
+  their artifacts (one Prefect server per suite: each costs 20-30 s to start).
 
 The server and the served deployment are started once for the module (about 15-25 s).
 """
@@ -482,6 +481,7 @@ def _start_ingest(client: httpx.Client, deployment_id: str, code: str, box: Path
                        json={"parameters": {"inbox": str(box), "plan_area": code}})
     made.raise_for_status()
     return made.json()["id"]
+
 
 @pytest.fixture
 def prefect_api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
