@@ -1,9 +1,10 @@
 """A re-delivery costs what changed (docs/ingest.md): the reader sets aside the rows delivered as
 before (etl.redelivery), the reference checks of sql/010 probe each row of a small statement (or
-of an UPDATE of up to a tenth of its layer) by index and join for a large one, and sql/063 closes and re-hashes only the file's changed rows
-and the features it no longer holds. Both ways must refuse the same bad references, the hashes
-a re-delivery leaves must let the next one set every row aside, and a row set aside twice is
-still a repeated key. 100 m squares in EPSG:26915 (2.4711 acres each).
+of an UPDATE of up to a tenth of its layer) by index and join for a large one, and sql/063
+closes and re-hashes only the file's changed rows and the features it no longer holds. Both
+ways must refuse the same bad references, the hashes a re-delivery leaves must let the next one
+set every row aside, and a row set aside twice is still a repeated key. 100 m squares in
+EPSG:26915 (2.4711 acres each).
 """
 
 from __future__ import annotations
