@@ -14,7 +14,6 @@ import itertools
 import os
 import queue
 import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+import tmpfs_tablespace
 from module_order import longest_first
 from shared_templates import (
     SharedTemplates,
@@ -137,14 +137,7 @@ def memory_tablespace(admin_url: URL) -> Iterator[str | None]:
             drop_stale_shared(conn, TABLESPACE_PREFIX)
             if memory is not None and data.is_dir():
                 _drop_stale_tablespaces(conn)
-                folder = Path(tempfile.mkdtemp(prefix=f"{name}_", dir=memory))
-                try:
-                    owner = data.stat()
-                    os.chown(folder, owner.st_uid, owner.st_gid)
-                    conn.exec_driver_sql(f"CREATE TABLESPACE \"{name}\" LOCATION '{folder}'")
-                except (OSError, sa.exc.DBAPIError):
-                    shutil.rmtree(folder, ignore_errors=True)
-                    folder = None
+                folder = tmpfs_tablespace.create(conn, name, memory, data)
         yield name if folder is not None else None
     finally:
         if folder is not None:

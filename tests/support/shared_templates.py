@@ -21,11 +21,11 @@ import contextlib
 import fcntl
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import sqlalchemy as sa
+import tmpfs_tablespace
 from sqlalchemy.engine import URL
 
 SHARED_PREFIX = "rulem_shared_"
@@ -76,15 +76,8 @@ class SharedTemplates:
         if conn.exec_driver_sql("SELECT 1 FROM pg_tablespace WHERE spcname = %s",
                                 (self._tablespace_name,)).first() is None:
             data = Path(conn.exec_driver_sql("SHOW data_directory").scalar_one())
-            folder = Path(tempfile.mkdtemp(prefix=f"{self._tablespace_name}_",
-                                           dir=self._memory_fs))
-            try:
-                owner = data.stat()
-                os.chown(folder, owner.st_uid, owner.st_gid)
-                conn.exec_driver_sql(
-                    f"CREATE TABLESPACE \"{self._tablespace_name}\" LOCATION '{folder}'")
-            except (OSError, sa.exc.DBAPIError):
-                shutil.rmtree(folder, ignore_errors=True)
+            if not data.is_dir() or tmpfs_tablespace.create(
+                    conn, self._tablespace_name, self._memory_fs, data) is None:
                 return ""
         return f' TABLESPACE "{self._tablespace_name}"'
 
